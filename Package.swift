@@ -1,0 +1,64 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Dependencies come from the local package mirror; each one is justified:
+// - swift-log: `echo` logs every statement through the standard server-side logging API.
+let package = Package(
+    name: "Unity",
+    platforms: [.macOS(.v13), .iOS(.v16)],
+    products: [
+        .library(name: "Unity", targets: ["Unity"]),
+        .library(name: "UnityPersistable", targets: ["UnityPersistable"]),
+        .library(name: "UnityORM", targets: ["UnityORM"]),
+        .library(name: "UnityState", targets: ["UnityState"]),
+        .library(name: "UnityPredicates", targets: ["UnityPredicates"]),
+        .library(name: "DriverSQLite", targets: ["DriverSQLite"]),
+        .library(name: "DriverPostgres", targets: ["DriverPostgres"]),
+        .executable(name: "unity-demo", targets: ["unity-demo"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CSQLite",
+            path: "Sources/CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+        ),
+        .systemLibrary(
+            name: "CLibPQ",
+            path: "Sources/CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
+        .target(
+            name: "Unity",
+            dependencies: [.product(name: "Logging", package: "swift-log")]
+        ),
+        .target(name: "DriverSQLite", dependencies: ["Unity", "CSQLite"]),
+        .target(name: "DriverPostgres", dependencies: ["Unity", "CLibPQ"]),
+        .target(name: "UnityPersistable", dependencies: ["Unity"]),
+        .target(name: "UnityORM", dependencies: ["Unity"]),
+        .target(name: "UnityState", dependencies: ["Unity"]),
+        .target(name: "UnityPredicates", dependencies: ["Unity"]),
+        .executableTarget(
+            name: "unity-demo",
+            dependencies: [
+                "Unity", "DriverSQLite", "DriverPostgres",
+                "UnityPersistable", "UnityORM", "UnityState", "UnityPredicates",
+            ]
+        ),
+        .testTarget(name: "UnityCoreTests", dependencies: ["Unity"]),
+        .testTarget(name: "DriverSQLiteTests", dependencies: ["Unity", "DriverSQLite"]),
+        .testTarget(name: "DriverPostgresTests", dependencies: ["Unity", "DriverPostgres"]),
+        .testTarget(
+            name: "ConformanceTests",
+            dependencies: [
+                "Unity", "DriverSQLite", "DriverPostgres",
+                "UnityPersistable", "UnityORM", "UnityState", "UnityPredicates",
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,372 @@
+import Foundation
+
+/// A Swift type that can be stored in a single column: it turns into a ``DatabaseValue`` to
+/// be bound, and back from what a column held.
+///
+/// Conformances follow the value mapping of DESIGN.md. Conversions accept both the semantic
+/// form (`.date`, `.uuid`, …) and the storage form SQLite hands back (`.text`, `.blob`, …),
+/// so one conformance reads the same value from either backend.
+public protocol DatabaseValueConvertible: Sendable {
+    /// The value to bind for this Swift value.
+    var databaseValue: DatabaseValue { get }
+    /// The Swift value for a column value, or nil if `value` cannot represent one
+    /// (callers such as ``Row/decode(_:at:)`` turn nil into a ``DatabaseError/typeConversion(_:)``
+    /// naming the column).
+    static func fromDatabaseValue(_ value: DatabaseValue) -> Self?
+    /// The abstract column type that stores this type, used when a schema is derived from
+    /// Swift types.
+    static var columnType: ColumnType { get }
+}
+
+extension DatabaseValueConvertible {
+    /// Defaults to `.text`; numeric, binary and temporal types say otherwise.
+    public static var columnType: ColumnType { .text }
+}
+
+/// The abstract type of a column, rendered by each dialect into its own type name
+/// (`.int64` is INTEGER on SQLite and BIGINT on PostgreSQL).
+public enum ColumnType: Sendable, Hashable {
+    /// A 64-bit integer.
+    case int64
+    /// A 32-bit integer (INTEGER on both; SQLite stores every integer in up to 8 bytes).
+    case int32
+    /// A 16-bit integer.
+    case int16
+    /// A double-precision float.
+    case double
+    /// A single-precision float (stored as double on SQLite).
+    case float
+    /// A boolean.
+    case bool
+    /// Unbounded text.
+    case text
+    /// Text of at most `n` characters (VARCHAR(n) on PostgreSQL; TEXT on SQLite).
+    case varchar(Int)
+    /// Bytes.
+    case blob
+    /// A timestamp with time zone.
+    case date
+    /// A UUID.
+    case uuid
+    /// An exact decimal (NUMERIC).
+    case decimal
+    /// A JSON document (JSONB on PostgreSQL).
+    case json
+    /// A type name written by hand, passed through unchanged.
+    case custom(String)
+}
+
+// MARK: - Integers
+
+extension Int64: DatabaseValueConvertible {
+    /// An `.integer`.
+    @inlinable public var databaseValue: DatabaseValue { .integer(self) }
+    /// From `.integer`, `.bool`, and an integral `.double` or `.decimal`.
+    @inlinable
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Int64? {
+        switch value {
+        case .integer(let v): return v
+        case .bool(let b): return b ? 1 : 0
+        case .double(let d): return Int64(exactly: d)
+        case .decimal(let d):
+            guard let i = Int64(d.description), Decimal(i) == d else { return nil }
+            return i
+        default: return nil
+        }
+    }
+    /// `.int64`.
+    public static var columnType: ColumnType { .int64 }
+}
+
+/// Narrower integers convert through `Int64`, range-checked: a column value that does not fit
+/// is a conversion error, never a silent truncation.
+public protocol DatabaseRangeCheckedInteger: FixedWidthInteger, DatabaseValueConvertible {}
+
+extension DatabaseRangeCheckedInteger {
+    /// An `.integer`.
+    @inlinable public var databaseValue: DatabaseValue { .integer(Int64(self)) }
+    /// Through `Int64`, nil when out of range.
+    @inlinable
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Self? {
+        if case .integer(let v) = value { return Self(exactly: v) }
+        return Int64.fromDatabaseValue(value).flatMap { Self(exactly: $0) }
+    }
+}
+
+extension Int: DatabaseRangeCheckedInteger {
+    /// `.int64`.
+    public static var columnType: ColumnType { .int64 }
+}
+extension Int32: DatabaseRangeCheckedInteger {
+    /// `.int32`.
+    public static var columnType: ColumnType { .int32 }
+}
+extension Int16: DatabaseRangeCheckedInteger {
+    /// `.int16`.
+    public static var columnType: ColumnType { .int16 }
+}
+extension Int8: DatabaseRangeCheckedInteger {
+    /// `.int16`: no engine has a one-byte integer column.
+    public static var columnType: ColumnType { .int16 }
+}
+extension UInt8: DatabaseRangeCheckedInteger {
+    /// `.int16`.
+    public static var columnType: ColumnType { .int16 }
+}
+extension UInt16: DatabaseRangeCheckedInteger {
+    /// `.int32`.
+    public static var columnType: ColumnType { .int32 }
+}
+extension UInt32: DatabaseRangeCheckedInteger {
+    /// `.int64`.
+    public static var columnType: ColumnType { .int64 }
+}
+
+// MARK: - Floating point
+
+extension Double: DatabaseValueConvertible {
+    /// A `.double`.
+    @inlinable public var databaseValue: DatabaseValue { .double(self) }
+    /// From `.double`, `.integer` and `.decimal`.
+    @inlinable
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Double? {
+        switch value {
+        case .double(let d): return d
+        case .integer(let i): return Double(i)
+        case .decimal(let d): return NSDecimalNumber(decimal: d).doubleValue
+        default: return nil
+        }
+    }
+    /// `.double`.
+    public static var columnType: ColumnType { .double }
+}
+
+extension Float: DatabaseValueConvertible {
+    /// A `.double`.
+    @inlinable public var databaseValue: DatabaseValue { .double(Double(self)) }
+    /// Through `Double`.
+    @inlinable
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Float? {
+        Double.fromDatabaseValue(value).map { Float($0) }
+    }
+    /// `.float`.
+    public static var columnType: ColumnType { .float }
+}
+
+// MARK: - Bool, String, bytes
+
+extension Bool: DatabaseValueConvertible {
+    /// A `.bool`.
+    @inlinable public var databaseValue: DatabaseValue { .bool(self) }
+    /// From `.bool` and from an `.integer` (zero is false), SQLite's storage for booleans.
+    @inlinable
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Bool? {
+        switch value {
+        case .bool(let b): return b
+        case .integer(let i): return i != 0
+        default: return nil
+        }
+    }
+    /// `.bool`.
+    public static var columnType: ColumnType { .bool }
+}
+
+extension String: DatabaseValueConvertible {
+    /// A `.text`.
+    @inlinable public var databaseValue: DatabaseValue { .text(self) }
+    /// From `.text` and `.json` (a JSON column read as its text).
+    @inlinable
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> String? {
+        switch value {
+        case .text(let s), .json(let s): return s
+        default: return nil
+        }
+    }
+}
+
+extension Data: DatabaseValueConvertible {
+    /// A `.blob`.
+    @inlinable public var databaseValue: DatabaseValue { .blob(self) }
+    /// From `.blob`.
+    @inlinable
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Data? {
+        if case .blob(let d) = value { return d }
+        return nil
+    }
+    /// `.blob`.
+    public static var columnType: ColumnType { .blob }
+}
+
+extension Array: DatabaseValueConvertible where Element == UInt8 {
+    /// A `.blob`.
+    @inlinable public var databaseValue: DatabaseValue { .blob(Data(self)) }
+    /// From `.blob`.
+    @inlinable
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> [UInt8]? {
+        if case .blob(let d) = value { return [UInt8](d) }
+        return nil
+    }
+    /// `.blob`.
+    public static var columnType: ColumnType { .blob }
+}
+
+// MARK: - Date, UUID, Decimal
+
+extension Date: DatabaseValueConvertible {
+    /// A `.date`.
+    @inlinable public var databaseValue: DatabaseValue { .date(self) }
+    /// From `.date` and from `.text` in Unity's UTC format (or ISO 8601 with an offset).
+    @inlinable
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Date? {
+        switch value {
+        case .date(let d): return d
+        case .text(let s): return DateText.parse(s)
+        default: return nil
+        }
+    }
+    /// `.date`.
+    public static var columnType: ColumnType { .date }
+}
+
+extension UUID: DatabaseValueConvertible {
+    /// A `.uuid`.
+    @inlinable public var databaseValue: DatabaseValue { .uuid(self) }
+    /// From `.uuid`, a 16-byte `.blob` (SQLite's storage) or a `.text` UUID string.
+    @inlinable
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> UUID? {
+        switch value {
+        case .uuid(let u): return u
+        case .blob(let d):
+            guard d.count == 16 else { return nil }
+            return d.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> UUID in
+                UUID(uuid: (raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], raw[6], raw[7],
+                            raw[8], raw[9], raw[10], raw[11], raw[12], raw[13], raw[14], raw[15]))
+            }
+        case .text(let s): return UUID(uuidString: s)
+        default: return nil
+        }
+    }
+    /// `.uuid`.
+    public static var columnType: ColumnType { .uuid }
+
+    /// The 16 bytes of this UUID, as SQLite stores it.
+    public var databaseBytes: Data {
+        withUnsafeBytes(of: uuid) { Data($0) }
+    }
+}
+
+extension Decimal: DatabaseValueConvertible {
+    /// A `.decimal`.
+    @inlinable public var databaseValue: DatabaseValue { .decimal(self) }
+    /// From `.decimal`, `.text` (SQLite's storage), `.integer`; a `.double` only when the
+    /// column was declared as a float.
+    @inlinable
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Decimal? {
+        switch value {
+        case .decimal(let d): return d
+        case .text(let s): return Decimal(string: s, locale: Locale(identifier: "en_US_POSIX"))
+        case .integer(let i): return Decimal(i)
+        case .double(let d): return d.isFinite ? Decimal(d) : nil
+        default: return nil
+        }
+    }
+    /// `.decimal`.
+    public static var columnType: ColumnType { .decimal }
+}
+
+// MARK: - Optional, RawRepresentable, JSON
+
+extension Optional: DatabaseValueConvertible where Wrapped: DatabaseValueConvertible {
+    /// `.null` for nil, the wrapped value's otherwise.
+    @inlinable
+    public var databaseValue: DatabaseValue {
+        switch self {
+        case .none: return .null
+        case .some(let w): return w.databaseValue
+        }
+    }
+    /// `.some(nil)` for NULL; nil (not convertible) when a non-null value does not convert.
+    @inlinable
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Wrapped?? {
+        if case .null = value { return .some(.none) }
+        guard let w = Wrapped.fromDatabaseValue(value) else { return nil }
+        return .some(.some(w))
+    }
+    /// The wrapped type's.
+    public static var columnType: ColumnType { Wrapped.columnType }
+}
+
+extension DatabaseValueConvertible where Self: RawRepresentable, Self.RawValue: DatabaseValueConvertible {
+    /// The raw value's database value.
+    @inlinable public var databaseValue: DatabaseValue { rawValue.databaseValue }
+    /// Through the raw value; nil for a raw value with no case.
+    @inlinable
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Self? {
+        RawValue.fromDatabaseValue(value).flatMap { Self(rawValue: $0) }
+    }
+    /// The raw value's.
+    public static var columnType: ColumnType { RawValue.columnType }
+}
+
+/// A Codable type stored as one JSON column (JSONB on PostgreSQL, TEXT on SQLite).
+/// Conform a type and it can be bound and read like any other value.
+public protocol DatabaseJSONConvertible: Codable, DatabaseValueConvertible {}
+
+extension DatabaseJSONConvertible {
+    /// A `.json` value holding the encoded document, or `.null` if encoding failed (which
+    /// only a throwing `encode(to:)` implementation can cause).
+    public var databaseValue: DatabaseValue {
+        guard let data = try? JSONCoding.encoder().encode(self) else { return .null }
+        return .json(String(decoding: data, as: UTF8.self))
+    }
+    /// Decodes `.json` or `.text` as JSON; nil if it is not a document of this type.
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> Self? {
+        switch value {
+        case .json(let s), .text(let s):
+            return try? JSONCoding.decoder().decode(Self.self, from: Data(s.utf8))
+        case .blob(let d):
+            return try? JSONCoding.decoder().decode(Self.self, from: d)
+        default: return nil
+        }
+    }
+    /// `.json`.
+    public static var columnType: ColumnType { .json }
+}
+
+/// The JSON coders Unity uses for JSON columns: sorted keys so equal values store equal text,
+/// and dates in the same microsecond text as date columns.
+public enum JSONCoding {
+    /// A JSON encoder configured for database storage.
+    public static func encoder() -> JSONEncoder {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys]
+        e.dateEncodingStrategy = .custom { date, encoder in
+            var c = encoder.singleValueContainer()
+            try c.encode(DateText.format(date))
+        }
+        e.dataEncodingStrategy = .base64
+        return e
+    }
+
+    /// A JSON decoder matching ``encoder()``.
+    public static func decoder() -> JSONDecoder {
+        let d = JSONDecoder()
+        d.dateDecodingStrategy = .custom { decoder in
+            let c = try decoder.singleValueContainer()
+            let s = try c.decode(String.self)
+            guard let date = DateText.parse(s) else {
+                throw DecodingError.dataCorruptedError(in: c, debugDescription: "not a date: \(s)")
+            }
+            return date
+        }
+        d.dataDecodingStrategy = .base64
+        return d
+    }
+}
+
+extension DatabaseValue: DatabaseValueConvertible {
+    /// Itself.
+    public var databaseValue: DatabaseValue { self }
+    /// Itself.
+    public static func fromDatabaseValue(_ value: DatabaseValue) -> DatabaseValue? { value }
+}

@@ -1,0 +1,187 @@
+import Foundation
+
+/// Converts dates to and from the text form Unity stores in SQLite: UTC
+/// `YYYY-MM-DD HH:MM:SS.ffffff`, which sorts and compares correctly as text.
+///
+/// Hand-written rather than a `DateFormatter`, because formatters are slow, not thread-safe
+/// to mutate, and round to milliseconds. All arithmetic is done in whole microseconds since
+/// the reference date (2001-01-01), the unit `Date` itself is closest to, so a date that is
+/// exact to the microsecond survives the round trip unchanged.
+public enum DateText {
+    /// Microseconds between 1970-01-01 and 2001-01-01.
+    static let unixToReferenceMicros: Int64 = 978_307_200 * 1_000_000
+    /// Microseconds between 2000-01-01 (PostgreSQL's epoch) and 2001-01-01.
+    public static let postgresEpochToReferenceMicros: Int64 = 366 * 86_400 * 1_000_000
+
+    /// The date's distance from the reference date, rounded to whole microseconds.
+    /// Returns nil for dates too far away to count in 64-bit microseconds.
+    @inlinable
+    public static func microsecondsSinceReferenceDate(_ date: Date) -> Int64? {
+        let micros = (date.timeIntervalSinceReferenceDate * 1_000_000).rounded()
+        guard micros.isFinite, micros > -9.2e18, micros < 9.2e18 else { return nil }
+        return Int64(micros)
+    }
+
+    /// The date that lies `micros` microseconds after the reference date.
+    @inlinable
+    public static func date(microsecondsSinceReferenceDate micros: Int64) -> Date {
+        Date(timeIntervalSinceReferenceDate: Double(micros) / 1_000_000)
+    }
+
+    /// Formats a date as UTC `YYYY-MM-DD HH:MM:SS.ffffff`.
+    public static func format(_ date: Date) -> String {
+        guard let refMicros = microsecondsSinceReferenceDate(date) else {
+            return date.timeIntervalSinceReferenceDate > 0 ? "9999-12-31 23:59:59.999999" : "0001-01-01 00:00:00.000000"
+        }
+        let micros = refMicros &+ unixToReferenceMicros
+        let perDay: Int64 = 86_400_000_000
+        var days = micros / perDay
+        var rem = micros % perDay
+        if rem < 0 { rem += perDay; days -= 1 }
+        let (y, m, d) = civil(fromDays: days)
+        let secOfDay = rem / 1_000_000
+        let frac = rem % 1_000_000
+        var out = [UInt8]()
+        out.reserveCapacity(27)
+        var year = y
+        if year < 0 { out.append(UInt8(ascii: "-")); year = -year }
+        appendDigits(&out, year, width: 4)
+        out.append(UInt8(ascii: "-"))
+        appendDigits(&out, m, width: 2)
+        out.append(UInt8(ascii: "-"))
+        appendDigits(&out, d, width: 2)
+        out.append(UInt8(ascii: " "))
+        appendDigits(&out, secOfDay / 3600, width: 2)
+        out.append(UInt8(ascii: ":"))
+        appendDigits(&out, (secOfDay / 60) % 60, width: 2)
+        out.append(UInt8(ascii: ":"))
+        appendDigits(&out, secOfDay % 60, width: 2)
+        out.append(UInt8(ascii: "."))
+        appendDigits(&out, frac, width: 6)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Parses `YYYY-MM-DD`, optionally followed by ` HH:MM[:SS[.f…]]` (or `T` as the
+    /// separator) and a `Z` or `±HH[:MM]` offset. Text without an offset is UTC.
+    /// Returns nil for anything else.
+    public static func parse(_ text: String) -> Date? {
+        var text = text
+        return text.withUTF8 { parse(utf8: $0) }
+    }
+
+    /// Parses the UTF-8 bytes of a date text; see ``parse(_:)``.
+    public static func parse(utf8 s: UnsafeBufferPointer<UInt8>) -> Date? {
+        var i = 0
+        let n = s.count
+        func digits(_ count: Int) -> Int64? {
+            guard i + count <= n else { return nil }
+            var v: Int64 = 0
+            for k in 0..<count {
+                let c = s[i + k]
+                guard c >= 48, c <= 57 else { return nil }
+                v = v * 10 + Int64(c - 48)
+            }
+            i += count
+            return v
+        }
+        func expect(_ c: UInt8) -> Bool {
+            guard i < n, s[i] == c else { return false }
+            i += 1
+            return true
+        }
+        var negativeYear = false
+        if i < n, s[i] == UInt8(ascii: "-") { negativeYear = true; i += 1 }
+        guard var year = digits(4), expect(UInt8(ascii: "-")),
+              let month = digits(2), expect(UInt8(ascii: "-")),
+              let day = digits(2),
+              (1...12).contains(month), (1...31).contains(day)
+        else { return nil }
+        if negativeYear { year = -year }
+        var hour: Int64 = 0, minute: Int64 = 0, second: Int64 = 0, micro: Int64 = 0
+        var offsetSeconds: Int64 = 0
+        if i < n, s[i] == UInt8(ascii: " ") || s[i] == UInt8(ascii: "T") {
+            i += 1
+            guard let h = digits(2), expect(UInt8(ascii: ":")), let mi = digits(2) else { return nil }
+            hour = h; minute = mi
+            if expect(UInt8(ascii: ":")) {
+                guard let se = digits(2) else { return nil }
+                second = se
+                if expect(UInt8(ascii: ".")) {
+                    var scale: Int64 = 100_000
+                    var any = false
+                    while i < n, s[i] >= 48, s[i] <= 57 {
+                        micro += Int64(s[i] - 48) * scale
+                        scale /= 10
+                        i += 1
+                        any = true
+                    }
+                    guard any else { return nil }
+                }
+            }
+            guard hour < 24, minute < 60, second < 61 else { return nil }
+        }
+        if i < n {
+            let c = s[i]
+            if c == UInt8(ascii: "Z") {
+                i += 1
+            } else if c == UInt8(ascii: "+") || c == UInt8(ascii: "-") {
+                i += 1
+                guard let oh = digits(2) else { return nil }
+                var om: Int64 = 0
+                if expect(UInt8(ascii: ":")) {
+                    guard let m = digits(2) else { return nil }
+                    om = m
+                } else if let m = digits(2) {
+                    om = m
+                }
+                offsetSeconds = (oh * 3600 + om * 60) * (c == UInt8(ascii: "+") ? 1 : -1)
+            }
+        }
+        guard i == n else { return nil }
+        let days = days(fromCivil: year, month, day)
+        let unixSeconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
+        let unixMicros = unixSeconds * 1_000_000 + micro
+        return date(microsecondsSinceReferenceDate: unixMicros - unixToReferenceMicros)
+    }
+
+    private static func appendDigits(_ out: inout [UInt8], _ value: Int64, width: Int) {
+        var buf: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (48, 48, 48, 48, 48, 48, 48, 48)
+        var v = value
+        var count = 0
+        withUnsafeMutableBytes(of: &buf) { raw in
+            var pos = 7
+            repeat {
+                raw[pos] = UInt8(48 + v % 10)
+                v /= 10
+                pos -= 1
+                count += 1
+            } while v > 0 && pos >= 0
+            let w = max(width, count)
+            for k in (8 - w)..<8 { out.append(raw[k]) }
+        }
+    }
+
+    // Howard Hinnant's days/civil algorithms (proleptic Gregorian calendar).
+    static func days(fromCivil y0: Int64, _ m: Int64, _ d: Int64) -> Int64 {
+        let y = m <= 2 ? y0 - 1 : y0
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = (m + 9) % 12
+        let doy = (153 * mp + 2) / 5 + d - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let y = yoe + era * 400
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (m <= 2 ? y + 1 : y, m, d)
+    }
+}

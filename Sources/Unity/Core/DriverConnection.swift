@@ -1,0 +1,96 @@
+import Foundation
+
+/// The contract between the Unity core and a database driver. Users do not call drivers
+/// directly: they hand one to ``Database`` and work through it.
+///
+/// A driver is a small, `Sendable` description of how to reach a database (a file path, a
+/// PostgreSQL URL) and how the pool should be shaped for it.
+public protocol DatabaseDriver: Sendable {
+    /// The SQL dialect of this backend.
+    var dialect: SQLDialect { get }
+    /// How many connections of each role the pool should hold.
+    var poolShape: PoolShape { get }
+    /// Opens a new connection for `role`. Throws ``DatabaseError/connectionFailed(_:)`` when
+    /// the database cannot be reached or opened.
+    func connect(role: ConnectionRole) throws -> any DriverConnection
+}
+
+/// How a pool divides its connections.
+public enum PoolShape: Sendable, Hashable {
+    /// One writer and up to `readers` read-only connections (SQLite in WAL mode): writes are
+    /// serialized by the pool instead of failing with SQLITE_BUSY.
+    case singleWriter(readers: Int)
+    /// Up to `connections` equal connections used for reads and writes (PostgreSQL).
+    case uniform(connections: Int)
+}
+
+/// What a pooled connection is for.
+public enum ConnectionRole: Sendable, Hashable {
+    /// May write; the only role in a `.uniform` pool.
+    case writer
+    /// Only reads (SQLite opens it read-only).
+    case reader
+}
+
+/// The transaction state of a connection, as the engine reports it.
+public enum DriverTransactionStatus: Sendable, Hashable {
+    /// No transaction is open.
+    case idle
+    /// A transaction is open and healthy.
+    case active
+    /// A transaction is open but a statement failed in it (PostgreSQL's aborted state):
+    /// only ROLLBACK (or ROLLBACK TO SAVEPOINT) is accepted.
+    case failed
+}
+
+/// One open connection to a database, owned by the pool and used by one thread at a time.
+///
+/// Drivers keep a cache of prepared statements keyed by SQL text, map every engine error to
+/// ``DatabaseError`` (attaching the SQL), and never crash on data from the database.
+public protocol DriverConnection: AnyObject {
+    /// Runs one statement with positional `bindings` (placeholders are already in the
+    /// dialect's style). Each result row is passed to `onRow`; the driver may reuse the
+    /// row's storage between calls, which is safe because `Row` is copy-on-write.
+    /// Returns the number of rows the statement changed (0 for queries and DDL).
+    @discardableResult
+    func execute(_ sql: String, bindings: [DatabaseValue], onRow: ((Row) throws -> Void)?) throws -> Int
+
+    /// Runs the same statement once per element of `bindingSets`, as fast as the engine
+    /// allows (one reused prepared statement on SQLite, pipeline mode on PostgreSQL).
+    /// Returns the total number of rows changed. Result rows are discarded.
+    @discardableResult
+    func executeBatch(_ sql: String, bindingSets: [[DatabaseValue]]) throws -> Int
+
+    /// Opens a cursor that streams the rows of one statement without holding them all in
+    /// memory. While a cursor is open, the connection runs nothing else.
+    func openCursor(_ sql: String, bindings: [DatabaseValue]) throws -> any DriverCursor
+
+    /// Runs a script of one or more statements separated by semicolons, with no bindings
+    /// (migrations written as SQL files).
+    func executeScript(_ sql: String) throws
+
+    /// The engine's view of the current transaction.
+    var transactionStatus: DriverTransactionStatus { get }
+
+    /// False when the connection is broken (for example the server closed it) and must be
+    /// replaced. Cheap: it reads local state and does not talk to the server.
+    var isUsable: Bool { get }
+
+    /// A closure that interrupts whatever this connection is running, callable from any
+    /// thread (`sqlite3_interrupt`, `PQcancel`). The running statement then fails with
+    /// ``DatabaseError/cancelled(_:)``.
+    func makeInterrupter() -> @Sendable () -> Void
+
+    /// Closes the connection. Further use throws.
+    func close()
+}
+
+/// A forward-only stream of rows from one statement.
+public protocol DriverCursor: AnyObject {
+    /// The result columns.
+    var layout: RowLayout { get }
+    /// The next row, or nil at the end (after which the cursor has closed itself).
+    func next() throws -> Row?
+    /// Stops the statement early and frees its resources. Safe to call more than once.
+    func close()
+}

@@ -1,0 +1,2 @@
+// The UnityPredicates flavor sits on the Unity core; its issue fills this module.
+@_exported import Unity

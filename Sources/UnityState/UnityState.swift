@@ -1,0 +1,2 @@
+// The UnityState flavor sits on the Unity core; its issue fills this module.
+@_exported import Unity

@@ -1,0 +1,2 @@
+// The demo grows with each flavor; see README.md.
+print("unity-demo: work in progress")

@@ -1,0 +1,1 @@
+// Tests for ConformanceTests are added by their issues.

@@ -1,0 +1,1 @@
+// Tests for DriverPostgresTests are added by their issues.

@@ -1,0 +1,1 @@
+// Tests for DriverSQLiteTests are added by their issues.

@@ -1,0 +1,1 @@
+// Tests for UnityCoreTests are added by their issues.
