@@ -1,0 +1,114 @@
+import Foundation
+
+/// A bounded set of driver connections of one role, handed to one thread at a time.
+///
+/// Checkout waits up to the configured timeout and then throws. A connection returned in the
+/// middle of a transaction is rolled back; a broken one is closed and its slot freed, so the
+/// next checkout opens a replacement.
+final class ConnectionSubpool: @unchecked Sendable {
+    // @unchecked: every mutable field is guarded by `condition`.
+    private let condition = NSCondition()
+    private var idle: [any DriverConnection] = []
+    private var open = 0
+    private var closed = false
+    let capacity: Int
+    let role: ConnectionRole
+    private let driver: any DatabaseDriver
+    private let dialect: SQLDialect
+
+    init(driver: any DatabaseDriver, role: ConnectionRole, capacity: Int) {
+        self.driver = driver
+        self.role = role
+        self.capacity = max(1, capacity)
+        self.dialect = driver.dialect
+    }
+
+    /// Takes an idle connection, opens a new one if there is room, or waits.
+    func checkout(timeout: Double) throws -> any DriverConnection {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        while true {
+            if closed {
+                condition.unlock()
+                throw DatabaseError.misuse("the database is closed; open a new Database to keep working")
+            }
+            if let connection = idle.popLast() {
+                if connection.isUsable {
+                    condition.unlock()
+                    return connection
+                }
+                open -= 1
+                connection.close()
+                continue
+            }
+            if open < capacity {
+                open += 1
+                condition.unlock()
+                do {
+                    return try driver.connect(role: role)
+                } catch {
+                    condition.lock()
+                    open -= 1
+                    condition.signal()
+                    condition.unlock()
+                    throw error
+                }
+            }
+            if !condition.wait(until: deadline) {
+                // Re-check once: a connection may have come back right at the deadline.
+                if idle.isEmpty && open >= capacity && !closed {
+                    condition.unlock()
+                    throw DatabaseError.poolTimeout(waitedSeconds: timeout, poolSize: capacity)
+                }
+            }
+        }
+    }
+
+    /// Returns a connection. Anything left open is rolled back; broken connections are dropped.
+    func checkin(_ connection: any DriverConnection) {
+        var keep = connection.isUsable
+        if keep && connection.transactionStatus != .idle {
+            do {
+                try connection.execute(dialect.render(.rollback).sql, bindings: [], onRow: nil)
+            } catch {
+                keep = false
+            }
+            if connection.transactionStatus != .idle { keep = false }
+        }
+        condition.lock()
+        if keep && !closed {
+            idle.append(connection)
+        } else {
+            open -= 1
+            connection.close()
+        }
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Closes idle connections now and the others as they come back.
+    func close() {
+        condition.lock()
+        closed = true
+        let toClose = idle
+        idle.removeAll()
+        open -= toClose.count
+        condition.broadcast()
+        condition.unlock()
+        for c in toClose { c.close() }
+    }
+
+    /// Connections currently open (idle or checked out).
+    var openCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return open
+    }
+
+    /// Connections currently idle in the pool.
+    var idleCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return idle.count
+    }
+}

@@ -1,0 +1,290 @@
+import Foundation
+import Logging
+
+/// A database: a driver, a bounded pool of its connections, and the closures that lend them.
+///
+/// `Database` is `Sendable`: share one instance across threads and tasks. Each `read`,
+/// `write` or `transaction` closure gets a ``Connection`` of its own for its duration.
+/// On SQLite (WAL) writes are serialized through one writer connection while reads run on
+/// reader connections in parallel; on PostgreSQL all connections are equal.
+///
+/// ```swift
+/// let db = try Database(driver: SQLiteDriver(path: "app.sqlite"))
+/// try db.write { conn in
+///     try conn.execute(sql: "INSERT INTO thing (tid, name) VALUES (?, ?)", ["tid1", "thing 1"])
+/// }
+/// let names = try db.read { conn in try conn.fetchAll(sql: "SELECT name FROM thing") }
+/// ```
+public final class Database: Sendable {
+    /// The SQL dialect of this database's backend.
+    public let dialect: SQLDialect
+    /// The configuration this database was opened with.
+    public let configuration: DatabaseConfiguration
+    let writers: ConnectionSubpool
+    let readers: ConnectionSubpool?
+    let executor: BlockingExecutor
+
+    /// Opens a database through `driver`. The first connection is opened at once, so a bad
+    /// path or URL fails here with ``DatabaseError/connectionFailed(_:)``.
+    public init(driver: some DatabaseDriver, configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
+        self.dialect = driver.dialect
+        self.configuration = configuration
+        let totalConnections: Int
+        switch driver.poolShape {
+        case .singleWriter(let readerCount):
+            writers = ConnectionSubpool(driver: driver, role: .writer, capacity: 1)
+            readers = readerCount > 0 ? ConnectionSubpool(driver: driver, role: .reader, capacity: readerCount) : nil
+            totalConnections = 1 + max(0, readerCount)
+        case .uniform(let count):
+            writers = ConnectionSubpool(driver: driver, role: .writer, capacity: count)
+            readers = nil
+            totalConnections = max(1, count)
+        }
+        executor = BlockingExecutor(threads: configuration.asyncThreads ?? totalConnections)
+        // Open (and return) the first writer now: it validates the location and, on SQLite,
+        // creates the file and switches it to WAL before any reader opens it.
+        let first = try writers.checkout(timeout: configuration.checkoutTimeout)
+        writers.checkin(first)
+    }
+
+    deinit {
+        writers.close()
+        readers?.close()
+        executor.shutdown()
+    }
+
+    /// Closes every idle connection now and the others as they come back. Later calls throw
+    /// ``DatabaseError/misuse(_:)``.
+    public func close() {
+        writers.close()
+        readers?.close()
+    }
+
+    /// The number of connections currently open, idle or in use (for tests and monitoring).
+    public var openConnectionCount: Int { writers.openCount + (readers?.openCount ?? 0) }
+
+    /// The number of connections currently idle in the pool.
+    public var idleConnectionCount: Int { writers.idleCount + (readers?.idleCount ?? 0) }
+
+    // MARK: Lending connections
+
+    /// Lends a connection of `role` to `body` with no transaction of its own: each statement
+    /// commits by itself unless `body` opens a transaction. Use this for work that manages its
+    /// own transactions (a migrator) or cannot run in one.
+    public func withConnection<T>(role: ConnectionRole = .writer, _ body: (Connection) throws -> T) throws -> T {
+        let pool = (role == .reader ? readers : nil) ?? writers
+        let driverConnection = try pool.checkout(timeout: configuration.checkoutTimeout)
+        let connection = Connection(driverConnection, dialect: dialect, role: pool.role, configuration: configuration)
+        defer {
+            connection.closeOpenCursors()
+            pool.checkin(driverConnection)
+        }
+        return try body(connection)
+    }
+
+    /// Runs `body` in a read-only transaction on a reader connection: it sees one consistent
+    /// snapshot, commits when it returns and rolls back when it throws.
+    public func read<T>(_ body: (Connection) throws -> T) throws -> T {
+        try withConnection(role: .reader) { conn in
+            try conn.transaction(.readOnly, body)
+        }
+    }
+
+    /// Runs `body` in a write transaction: commits when it returns, rolls back when it throws,
+    /// leaving the database as it was. `conn.transaction { }` inside becomes a savepoint.
+    public func write<T>(_ body: (Connection) throws -> T) throws -> T {
+        try withConnection(role: .writer) { conn in
+            try conn.transaction(.immediate, body)
+        }
+    }
+
+    /// Runs `body` in a transaction of the given kind on a writer connection: commits when it
+    /// returns, rolls back when it throws. The same as ``write(_:)`` with a choice of kind.
+    public func transaction<T>(_ kind: TransactionKind = .immediate, _ body: (Connection) throws -> T) throws -> T {
+        try withConnection(role: .writer) { conn in
+            try conn.transaction(kind, body)
+        }
+    }
+
+    // MARK: One-statement conveniences
+
+    /// Runs one statement in its own write transaction; returns the rows changed.
+    @discardableResult
+    public func execute(_ statement: SQLStatement) throws -> Int {
+        try write { try $0.execute(statement) }
+    }
+
+    /// Runs one raw SQL statement with `?` placeholders in its own write transaction.
+    @discardableResult
+    public func execute(sql: String, _ bindings: [DatabaseValue] = []) throws -> Int {
+        try write { try $0.execute(sql: sql, bindings) }
+    }
+
+    /// All rows of a statement's result, read in a read transaction.
+    public func fetchAll(_ statement: SQLStatement) throws -> [Row] {
+        try read { try $0.fetchAll(statement) }
+    }
+
+    /// All rows of a raw SQL query, read in a read transaction.
+    public func fetchAll(sql: String, _ bindings: [DatabaseValue] = []) throws -> [Row] {
+        try read { try $0.fetchAll(sql: sql, bindings) }
+    }
+
+    /// The first row of a statement's result, or nil.
+    public func fetchOne(_ statement: SQLStatement) throws -> Row? {
+        try read { try $0.fetchOne(statement) }
+    }
+
+    /// The first row of a raw SQL query, or nil.
+    public func fetchOne(sql: String, _ bindings: [DatabaseValue] = []) throws -> Row? {
+        try read { try $0.fetchOne(sql: sql, bindings) }
+    }
+
+    // MARK: Async
+
+    /// `read` for async code: the blocking work runs on Unity's own threads, never on Swift's
+    /// cooperative pool. Cancelling the task interrupts the running statement, which then
+    /// fails with ``DatabaseError/cancelled(_:)``.
+    public func read<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await runAsync(role: .reader) { conn in try conn.transaction(.readOnly, body) }
+    }
+
+    /// `write` for async code; see ``read(_:)-(@Sendable (Connection) throws -> T)`` for how it runs.
+    public func write<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await runAsync(role: .writer) { conn in try conn.transaction(.immediate, body) }
+    }
+
+    /// `transaction` for async code.
+    public func transaction<T: Sendable>(_ kind: TransactionKind = .immediate, _ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await runAsync(role: .writer) { conn in try conn.transaction(kind, body) }
+    }
+
+    /// `withConnection` for async code.
+    public func withConnection<T: Sendable>(role: ConnectionRole = .writer, _ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await runAsync(role: role, body)
+    }
+
+    private func runAsync<T: Sendable>(role: ConnectionRole, _ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        let control = CancellationControl()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
+                executor.submit { [self] in
+                    if control.isCancelled {
+                        continuation.resume(throwing: DatabaseError.cancelled(DatabaseErrorContext(message: "the task was cancelled before the work started")))
+                        return
+                    }
+                    do {
+                        let pool = (role == .reader ? readers : nil) ?? writers
+                        let driverConnection = try pool.checkout(timeout: configuration.checkoutTimeout)
+                        control.setInterrupter(driverConnection.makeInterrupter())
+                        let connection = Connection(driverConnection, dialect: dialect, role: pool.role, configuration: configuration)
+                        defer {
+                            control.setInterrupter(nil)
+                            connection.closeOpenCursors()
+                            pool.checkin(driverConnection)
+                        }
+                        let result = try body(connection)
+                        continuation.resume(returning: result)
+                    } catch {
+                        continuation.resume(throwing: error)
+                    }
+                }
+            }
+        } onCancel: {
+            control.cancel()
+        }
+    }
+}
+
+/// Carries a task's cancellation to the thread running its database work.
+final class CancellationControl: @unchecked Sendable {
+    // @unchecked: guarded by `lock`.
+    private let lock = NSLock()
+    private var cancelled = false
+    private var interrupter: (@Sendable () -> Void)?
+
+    var isCancelled: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return cancelled
+    }
+
+    func setInterrupter(_ f: (@Sendable () -> Void)?) {
+        lock.lock()
+        interrupter = f
+        let fire = cancelled && f != nil
+        lock.unlock()
+        if fire { f?() }
+    }
+
+    func cancel() {
+        lock.lock()
+        cancelled = true
+        let f = interrupter
+        lock.unlock()
+        f?()
+    }
+}
+
+/// A fixed set of threads of Unity's own that run blocking database work for the async API,
+/// so that a slow query never occupies one of Swift's cooperative threads.
+final class BlockingExecutor: @unchecked Sendable {
+    // @unchecked: guarded by `condition`.
+    private let condition = NSCondition()
+    private var jobs: [@Sendable () -> Void] = []
+    private var head = 0
+    private var started = 0
+    private var idleThreads = 0
+    private var stopping = false
+    private let maxThreads: Int
+
+    init(threads: Int) {
+        maxThreads = max(1, threads)
+    }
+
+    func submit(_ job: @escaping @Sendable () -> Void) {
+        condition.lock()
+        jobs.append(job)
+        let needThread = idleThreads == 0 && started < maxThreads
+        if needThread { started += 1 }
+        condition.signal()
+        condition.unlock()
+        if needThread {
+            let thread = Thread { [self] in self.work() }
+            thread.name = "unity.blocking"
+            thread.start()
+        }
+    }
+
+    private func work() {
+        condition.lock()
+        while true {
+            while head == jobs.count && !stopping {
+                idleThreads += 1
+                condition.wait()
+                idleThreads -= 1
+            }
+            if head == jobs.count && stopping {
+                started -= 1
+                condition.unlock()
+                return
+            }
+            let job = jobs[head]
+            head += 1
+            if head > 64 && head * 2 > jobs.count {
+                jobs.removeFirst(head)
+                head = 0
+            }
+            condition.unlock()
+            job()
+            condition.lock()
+        }
+    }
+
+    func shutdown() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        condition.unlock()
+    }
+}
