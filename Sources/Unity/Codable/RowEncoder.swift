@@ -1,0 +1,181 @@
+import Foundation
+
+/// Encodes `Encodable` values straight into column/value pairs: each coding key becomes a
+/// column, with no JSON round trip and no reflection.
+///
+/// ``DatabaseValueConvertible`` properties become their own values; any other `Encodable`
+/// property becomes a JSON document. A nil optional becomes NULL (Swift's synthesized
+/// `encodeIfPresent` would otherwise leave the column out, and an update would keep the old
+/// value).
+public struct RowEncoder: Sendable {
+    /// Coding keys that are not columns (for example `existsInDatabase`); they are skipped.
+    public var skippedKeys: Set<String>
+
+    /// Creates an encoder.
+    public init(skippedKeys: Set<String> = []) {
+        self.skippedKeys = skippedKeys
+    }
+
+    /// The columns and values of `value`, in the order its `encode(to:)` writes them.
+    public func encode<T: Encodable>(_ value: T) throws -> [(column: String, value: DatabaseValue)] {
+        let encoder = _RowEncoder(skipped: skippedKeys)
+        do {
+            try value.encode(to: encoder)
+        } catch let error as EncodingError {
+            throw DatabaseError.misuse("could not encode \(T.self) as a row: \(error)")
+        }
+        return encoder.storage.pairs
+    }
+}
+
+final class RowStorage {
+    var pairs: [(column: String, value: DatabaseValue)] = []
+    var positions: [String: Int] = [:]
+
+    func set(_ column: String, _ value: DatabaseValue) {
+        if let i = positions[column] {
+            pairs[i].value = value
+        } else {
+            positions[column] = pairs.count
+            pairs.append((column, value))
+        }
+    }
+}
+
+final class _RowEncoder: Encoder {
+    let storage = RowStorage()
+    let skipped: Set<String>
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    init(skipped: Set<String>) { self.skipped = skipped }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        KeyedEncodingContainer(RowKeyedEncodingContainer<Key>(encoder: self))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        FailingUnkeyedContainer()
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        FailingSingleValueContainer()
+    }
+}
+
+struct RowKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let encoder: _RowEncoder
+    var codingPath: [any CodingKey] { [] }
+
+    @inline(__always)
+    private func put(_ value: DatabaseValue, _ key: Key) {
+        let name = key.stringValue
+        if encoder.skipped.isEmpty || !encoder.skipped.contains(name) {
+            encoder.storage.set(name, value)
+        }
+    }
+
+    mutating func encodeNil(forKey key: Key) throws { put(.null, key) }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { put(value.databaseValue, key) }
+    mutating func encode(_ value: String, forKey key: Key) throws { put(.text(value), key) }
+    mutating func encode(_ value: Double, forKey key: Key) throws { put(.double(value), key) }
+    mutating func encode(_ value: Float, forKey key: Key) throws { put(.double(Double(value)), key) }
+    mutating func encode(_ value: Int, forKey key: Key) throws { put(.integer(Int64(value)), key) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { put(.integer(Int64(value)), key) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { put(.integer(Int64(value)), key) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { put(.integer(Int64(value)), key) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { put(.integer(value), key) }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { put(.integer(Int64(value)), key) }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { put(.integer(Int64(value)), key) }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { put(.integer(Int64(value)), key) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws {
+        guard let v = Int64(exactly: value) else {
+            throw DatabaseError.misuse("column \(key.stringValue): \(value) does not fit in a 64-bit signed integer column")
+        }
+        put(.integer(v), key)
+    }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws {
+        guard let v = Int64(exactly: value) else {
+            throw DatabaseError.misuse("column \(key.stringValue): \(value) does not fit in a 64-bit signed integer column")
+        }
+        put(.integer(v), key)
+    }
+
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        if let convertible = value as? any DatabaseValueConvertible {
+            put(convertible.databaseValue, key)
+            return
+        }
+        let data: Data
+        do {
+            data = try JSONCoding.encoder().encode(value)
+        } catch {
+            throw DatabaseError.misuse("column \(key.stringValue): could not encode \(T.self) as JSON: \(error)")
+        }
+        put(.json(String(decoding: data, as: UTF8.self)), key)
+    }
+
+    // Nil optionals become NULL instead of being left out (see the type's comment).
+    mutating func encodeIfPresent(_ value: Bool?, forKey key: Key) throws { if let v = value { try encode(v, forKey: key) } else { put(.null, key) } }
+    mutating func encodeIfPresent(_ value: String?, forKey key: Key) throws { if let v = value { try encode(v, forKey: key) } else { put(.null, key) } }
+    mutating func encodeIfPresent(_ value: Double?, forKey key: Key) throws { if let v = value { try encode(v, forKey: key) } else { put(.null, key) } }
+    mutating func encodeIfPresent(_ value: Float?, forKey key: Key) throws { if let v = value { try encode(v, forKey: key) } else { put(.null, key) } }
+    mutating func encodeIfPresent(_ value: Int?, forKey key: Key) throws { if let v = value { try encode(v, forKey: key) } else { put(.null, key) } }
+    mutating func encodeIfPresent(_ value: Int8?, forKey key: Key) throws { if let v = value { try encode(v, forKey: key) } else { put(.null, key) } }
+    mutating func encodeIfPresent(_ value: Int16?, forKey key: Key) throws { if let v = value { try encode(v, forKey: key) } else { put(.null, key) } }
+    mutating func encodeIfPresent(_ value: Int32?, forKey key: Key) throws { if let v = value { try encode(v, forKey: key) } else { put(.null, key) } }
+    mutating func encodeIfPresent(_ value: Int64?, forKey key: Key) throws { if let v = value { try encode(v, forKey: key) } else { put(.null, key) } }
+    mutating func encodeIfPresent(_ value: UInt?, forKey key: Key) throws { if let v = value { try encode(v, forKey: key) } else { put(.null, key) } }
+    mutating func encodeIfPresent(_ value: UInt8?, forKey key: Key) throws { if let v = value { try encode(v, forKey: key) } else { put(.null, key) } }
+    mutating func encodeIfPresent(_ value: UInt16?, forKey key: Key) throws { if let v = value { try encode(v, forKey: key) } else { put(.null, key) } }
+    mutating func encodeIfPresent(_ value: UInt32?, forKey key: Key) throws { if let v = value { try encode(v, forKey: key) } else { put(.null, key) } }
+    mutating func encodeIfPresent(_ value: UInt64?, forKey key: Key) throws { if let v = value { try encode(v, forKey: key) } else { put(.null, key) } }
+    mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws { if let v = value { try encode(v, forKey: key) } else { put(.null, key) } }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+        KeyedEncodingContainer(FailingKeyedContainer<NestedKey>())
+    }
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer { FailingUnkeyedContainer() }
+    mutating func superEncoder() -> any Encoder { encoder }
+    mutating func superEncoder(forKey key: Key) -> any Encoder { encoder }
+}
+
+private let nestedMessage = "a row encodes a keyed type; nested containers are not columns (give the property a Codable type, which is stored as JSON)"
+
+private struct FailingKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    var codingPath: [any CodingKey] { [] }
+    mutating func encodeNil(forKey key: Key) throws { throw DatabaseError.misuse(nestedMessage) }
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws { throw DatabaseError.misuse(nestedMessage) }
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+        KeyedEncodingContainer(FailingKeyedContainer<NestedKey>())
+    }
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer { FailingUnkeyedContainer() }
+    mutating func superEncoder() -> any Encoder { FailingEncoder() }
+    mutating func superEncoder(forKey key: Key) -> any Encoder { FailingEncoder() }
+}
+
+private struct FailingUnkeyedContainer: UnkeyedEncodingContainer {
+    var codingPath: [any CodingKey] { [] }
+    var count: Int { 0 }
+    mutating func encodeNil() throws { throw DatabaseError.misuse(nestedMessage) }
+    mutating func encode<T: Encodable>(_ value: T) throws { throw DatabaseError.misuse(nestedMessage) }
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        KeyedEncodingContainer(FailingKeyedContainer<NestedKey>())
+    }
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer { FailingUnkeyedContainer() }
+    mutating func superEncoder() -> any Encoder { FailingEncoder() }
+}
+
+private struct FailingSingleValueContainer: SingleValueEncodingContainer {
+    var codingPath: [any CodingKey] { [] }
+    mutating func encodeNil() throws { throw DatabaseError.misuse(nestedMessage) }
+    mutating func encode<T: Encodable>(_ value: T) throws { throw DatabaseError.misuse(nestedMessage) }
+}
+
+private struct FailingEncoder: Encoder {
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> { KeyedEncodingContainer(FailingKeyedContainer<Key>()) }
+    func unkeyedContainer() -> any UnkeyedEncodingContainer { FailingUnkeyedContainer() }
+    func singleValueContainer() -> any SingleValueEncodingContainer { FailingSingleValueContainer() }
+}

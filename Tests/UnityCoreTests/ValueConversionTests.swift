@@ -1,0 +1,126 @@
+import Foundation
+import Testing
+@testable import Unity
+
+@Suite("Value conversions")
+struct ValueConversionTests {
+    @Test func dateTextRoundTripsToTheMicrosecond() throws {
+        let micros: [Int64] = [0, 1, -1, 123_456_789_012_345, -978_307_200_000_000, 700_000_000_123_456]
+        for m in micros {
+            let d = DateText.date(microsecondsSinceReferenceDate: m)
+            let text = DateText.format(d)
+            let back = try #require(DateText.parse(text), "parse \(text)")
+            #expect(DateText.microsecondsSinceReferenceDate(back) == m, "\(text)")
+        }
+    }
+
+    @Test func dateTextFormatIsUTC() {
+        #expect(DateText.format(Date(timeIntervalSince1970: 0)) == "1970-01-01 00:00:00.000000")
+        #expect(DateText.format(DateText.date(microsecondsSinceReferenceDate: 1)) == "2001-01-01 00:00:00.000001")
+    }
+
+    @Test func dateTextParsesFarDatesAndOffsets() throws {
+        let y1 = try #require(DateText.parse("0001-01-01 00:00:00"))
+        #expect(DateText.format(y1) == "0001-01-01 00:00:00.000000")
+        let y9999 = try #require(DateText.parse("9999-12-31 23:59:59"))
+        #expect(DateText.format(y9999) == "9999-12-31 23:59:59.000000")
+        let offset = try #require(DateText.parse("2024-02-29T12:00:00+02:00"))
+        #expect(DateText.format(offset) == "2024-02-29 10:00:00.000000")
+        #expect(DateText.parse("2024-13-01") == nil)
+        #expect(DateText.parse("not a date") == nil)
+        #expect(DateText.parse("2024-01-01 10:00:00junk") == nil)
+    }
+
+    @Test func narrowIntegersAreRangeChecked() {
+        #expect(Int8.fromDatabaseValue(.integer(127)) == 127)
+        #expect(Int8.fromDatabaseValue(.integer(128)) == nil)
+        #expect(UInt8.fromDatabaseValue(.integer(-1)) == nil)
+        #expect(Int32.fromDatabaseValue(.integer(Int64(Int32.max) + 1)) == nil)
+        #expect(Int64.fromDatabaseValue(.double(2.5)) == nil)
+        #expect(Int64.fromDatabaseValue(.double(2)) == 2)
+        #expect(Int64.fromDatabaseValue(.decimal(Decimal(string: "12")!)) == 12)
+        #expect(Int64.fromDatabaseValue(.decimal(Decimal(string: "12.5")!)) == nil)
+    }
+
+    @Test func storageFormsConvertToSemanticTypes() throws {
+        let uuid = UUID()
+        #expect(UUID.fromDatabaseValue(.blob(uuid.databaseBytes)) == uuid)
+        #expect(UUID.fromDatabaseValue(.text(uuid.uuidString)) == uuid)
+        #expect(UUID.fromDatabaseValue(.blob(Data([1, 2, 3]))) == nil)
+        #expect(Bool.fromDatabaseValue(.integer(0)) == false)
+        #expect(Bool.fromDatabaseValue(.integer(1)) == true)
+        let dec = try #require(Decimal(string: "12345678901234567890123456789012345678"))
+        #expect(Decimal.fromDatabaseValue(.text("12345678901234567890123456789012345678")) == dec)
+        #expect(String.fromDatabaseValue(.integer(1)) == nil)
+    }
+
+    @Test func optionalReadsNullAsNil() {
+        let none: Int?? = Optional<Int>.fromDatabaseValue(.null)
+        #expect(none == .some(nil))
+        let bad: String?? = Optional<String>.fromDatabaseValue(.integer(3))
+        #expect(bad == nil)
+    }
+
+    enum Color: String, Codable, DatabaseValueConvertible { case red, blue }
+
+    @Test func rawRepresentableUsesRawValue() {
+        #expect(Color.red.databaseValue == .text("red"))
+        #expect(Color.fromDatabaseValue(.text("blue")) == .blue)
+        #expect(Color.fromDatabaseValue(.text("green")) == nil)
+    }
+
+    @Test func rowLooksUpByNameAndReportsConversionErrors() throws {
+        let row = Row(["id": 1, "Name": "x", "note": nil])
+        #expect(row["id"] == .integer(1))
+        #expect(row["name"] == .text("x"))  // case-insensitive fallback
+        #expect(row["missing"] == nil)
+        #expect(try row.decode(Int.self, column: "id") == 1)
+        #expect(try row.decodeIfPresent(String.self, column: "note") == nil)
+        #expect(throws: DatabaseError.typeConversion(ConversionFailure(column: "Name", expectedType: "Int", actual: "'x'"))) {
+            try row.decode(Int.self, column: "Name")
+        }
+        #expect(throws: DatabaseError.typeConversion(ConversionFailure(column: "note", expectedType: "String", actual: "NULL"))) {
+            try row.decode(String.self, column: "note")
+        }
+    }
+
+    struct Tag: Codable, Equatable { var label: String; var weight: Int }
+    struct Record: Codable, Equatable {
+        var id: Int64
+        var name: String?
+        var when: Date
+        var uid: UUID
+        var price: Decimal
+        var color: Color
+        var tags: [Tag]
+        var existsInDatabase: Bool
+    }
+
+    @Test func codableRecordsRoundTripThroughRows() throws {
+        let r = Record(id: 7, name: nil, when: DateText.date(microsecondsSinceReferenceDate: 42), uid: UUID(),
+                       price: Decimal(string: "1.25")!, color: .blue, tags: [Tag(label: "a", weight: 1)], existsInDatabase: false)
+        let pairs = try RowEncoder(skippedKeys: ["existsInDatabase"]).encode(r)
+        #expect(pairs.map(\.column) == ["id", "name", "when", "uid", "price", "color", "tags"])
+        #expect(pairs[1].value == .null)
+        guard case .json(let json) = pairs[6].value else {
+            Issue.record("tags should be JSON, got \(pairs[6].value)")
+            return
+        }
+        #expect(json == #"[{"label":"a","weight":1}]"#)
+        // Read back the way SQLite hands values back: storage classes only.
+        let stored: [DatabaseValue] = [.integer(7), .null, .text(DateText.format(r.when)), .blob(r.uid.databaseBytes),
+                                       .text("1.25"), .text("blue"), .text(json)]
+        let row = Row(layout: RowLayout(columnNames: pairs.map(\.column)), values: stored)
+        var back = try RowDecoder(defaultValues: ["existsInDatabase": .bool(true)]).decode(Record.self, from: row)
+        #expect(back.existsInDatabase)
+        back.existsInDatabase = false
+        #expect(back == r)
+    }
+
+    @Test func decodingAWrongTypeNamesTheColumn() {
+        let row = Row(["id": "seven", "name": nil, "when": "2024-01-01", "uid": .blob(Data()), "price": "1", "color": "red", "tags": "[]", "existsInDatabase": true])
+        #expect(throws: DatabaseError.typeConversion(ConversionFailure(column: "id", expectedType: "Int64", actual: "'seven'"))) {
+            try RowDecoder().decode(Record.self, from: row)
+        }
+    }
+}
