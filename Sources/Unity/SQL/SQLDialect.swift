@@ -131,6 +131,7 @@ public struct SQLDialect: Sendable, Hashable {
     /// Quotes an identifier: wrapped in `"`, with `"` inside doubled, so that any name —
     /// even `a"; DROP TABLE x; --` — is one identifier and never SQL.
     public func quoteIdentifier(_ name: String) -> String {
+        if !name.utf8.contains(UInt8(ascii: "\"")) { return "\"" + name + "\"" }
         var out = "\""
         out.reserveCapacity(name.utf8.count + 2)
         for ch in name.unicodeScalars {
