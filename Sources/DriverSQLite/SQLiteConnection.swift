@@ -164,7 +164,9 @@ final class SQLiteConnection: DriverConnection {
             throw DatabaseError.misuse("the statement was finalized because its connection closed")
         }
         let totalBefore = sqlite3_total_changes64(db)
-        let columnCount = sqlite3_column_count(handle)
+        // Read after the first step: a schema change re-prepares the statement inside step,
+        // which can change the columns of `SELECT *`.
+        var columnCount: Int32 = 0
         var row: Row?
         while true {
             let rc = sqlite3_step(handle)
@@ -179,6 +181,7 @@ final class SQLiteConnection: DriverConnection {
                     try onRow(current)
                     row = current
                 } else {
+                    columnCount = sqlite3_column_count(handle)
                     var values = [DatabaseValue]()
                     values.reserveCapacity(Int(columnCount))
                     statement.readRow(into: &values, columnCount: columnCount)
