@@ -71,6 +71,7 @@ public final class Database: Sendable {
     /// Lends a connection of `role` to `body` with no transaction of its own: each statement
     /// commits by itself unless `body` opens a transaction. Use this for work that manages its
     /// own transactions (a migrator) or cannot run in one.
+    @discardableResult
     public func withConnection<T>(role: ConnectionRole = .writer, _ body: (Connection) throws -> T) throws -> T {
         let pool = (role == .reader ? readers : nil) ?? writers
         let driverConnection = try pool.checkout(timeout: configuration.checkoutTimeout)
@@ -84,6 +85,7 @@ public final class Database: Sendable {
 
     /// Runs `body` in a read-only transaction on a reader connection: it sees one consistent
     /// snapshot, commits when it returns and rolls back when it throws.
+    @discardableResult
     public func read<T>(_ body: (Connection) throws -> T) throws -> T {
         try withConnection(role: .reader) { conn in
             try conn.transaction(.readOnly, body)
@@ -92,6 +94,7 @@ public final class Database: Sendable {
 
     /// Runs `body` in a write transaction: commits when it returns, rolls back when it throws,
     /// leaving the database as it was. `conn.transaction { }` inside becomes a savepoint.
+    @discardableResult
     public func write<T>(_ body: (Connection) throws -> T) throws -> T {
         try withConnection(role: .writer) { conn in
             try conn.transaction(.immediate, body)
@@ -100,6 +103,7 @@ public final class Database: Sendable {
 
     /// Runs `body` in a transaction of the given kind on a writer connection: commits when it
     /// returns, rolls back when it throws. The same as ``write(_:)`` with a choice of kind.
+    @discardableResult
     public func transaction<T>(_ kind: TransactionKind = .immediate, _ body: (Connection) throws -> T) throws -> T {
         try withConnection(role: .writer) { conn in
             try conn.transaction(kind, body)
@@ -145,21 +149,25 @@ public final class Database: Sendable {
     /// `read` for async code: the blocking work runs on Unity's own threads, never on Swift's
     /// cooperative pool. Cancelling the task interrupts the running statement, which then
     /// fails with ``DatabaseError/cancelled(_:)``.
+    @discardableResult
     public func read<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await runAsync(role: .reader) { conn in try conn.transaction(.readOnly, body) }
     }
 
     /// `write` for async code; see ``read(_:)-(@Sendable (Connection) throws -> T)`` for how it runs.
+    @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await runAsync(role: .writer) { conn in try conn.transaction(.immediate, body) }
     }
 
     /// `transaction` for async code.
+    @discardableResult
     public func transaction<T: Sendable>(_ kind: TransactionKind = .immediate, _ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await runAsync(role: .writer) { conn in try conn.transaction(kind, body) }
     }
 
     /// `withConnection` for async code.
+    @discardableResult
     public func withConnection<T: Sendable>(role: ConnectionRole = .writer, _ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await runAsync(role: role, body)
     }
@@ -173,6 +181,9 @@ public final class Database: Sendable {
                         continuation.resume(throwing: DatabaseError.cancelled(DatabaseErrorContext(message: "the task was cancelled before the work started")))
                         return
                     }
+                    // Resume only after the connection is back in the pool, so that a caller
+                    // who awaits the result never observes it still checked out.
+                    let outcome: Result<T, Error>
                     do {
                         let pool = (role == .reader ? readers : nil) ?? writers
                         let driverConnection = try pool.checkout(timeout: configuration.checkoutTimeout)
@@ -183,11 +194,11 @@ public final class Database: Sendable {
                             connection.closeOpenCursors()
                             pool.checkin(driverConnection)
                         }
-                        let result = try body(connection)
-                        continuation.resume(returning: result)
+                        outcome = .success(try body(connection))
                     } catch {
-                        continuation.resume(throwing: error)
+                        outcome = .failure(error)
                     }
+                    continuation.resume(with: outcome)
                 }
             }
         } onCancel: {

@@ -39,10 +39,11 @@ final class TestDatabase: Sendable {
             guard let url = postgresURL else {
                 throw TestSetupError.postgresMissing
             }
-            location = "t_\(token)"
+            let schema = "t_\(token)"
+            location = schema
             adminURL = url
             let admin = try Database(driver: PostgresDriver(url, connections: 1))
-            try admin.withConnection { try $0.execute(sql: "CREATE SCHEMA \"\(location)\"") }
+            try admin.withConnection { try $0.execute(sql: "CREATE SCHEMA \"\(schema)\"") }
             admin.close()
             database = try Database(driver: PostgresDriver(url, connections: connections, searchPath: location), configuration: configuration)
         }

@@ -1,0 +1,150 @@
+import Foundation
+import Testing
+import Unity
+
+/// Commit on return, rollback on throw, savepoints for nested transactions.
+@Suite("Core: transactions")
+struct CoreTransactionTests {
+    struct Boom: Error {}
+
+    func makeTable(_ db: Database) throws {
+        try db.write { try $0.execute(.createTable(SQLCreateTable("t", columns: [SQLColumnDefinition("v", .int64)]))) }
+    }
+
+    func insert(_ conn: Connection, _ v: Int) throws {
+        try conn.execute(.insert(SQLInsert(into: "t", values: ["v": .integer(Int64(v))])))
+    }
+
+    func values(_ db: Database) throws -> [Int] {
+        try db.read { conn in
+            try conn.fetchAll(.select(SQLSelect(from: "t").orderBy(SQLExpression.column("v").asc))).map { try $0.decode(Int.self, at: 0) }
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func commitOnReturnRollbackOnThrow(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            try makeTable(db)
+            try db.write { try insert($0, 1) }
+            #expect(throws: Boom.self) {
+                try db.write { conn in
+                    try insert(conn, 2)
+                    throw Boom()
+                }
+            }
+            try db.transaction { try insert($0, 3) }
+            #expect(try values(db) == [1, 3])
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func failedStatementRollsBackTheWholeTransaction(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            try makeTable(db)
+            #expect(throws: DatabaseError.self) {
+                try db.write { conn in
+                    try insert(conn, 1)
+                    try conn.execute(sql: "INSERT INTO no_such_table VALUES (1)")
+                }
+            }
+            #expect(try values(db) == [])
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func nestedTransactionsAreSavepoints(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            try makeTable(db)
+            try db.write { conn in
+                try insert(conn, 1)
+                // The inner failure undoes only the inner work; the outer transaction goes on.
+                #expect(throws: Boom.self) {
+                    try conn.transaction { inner in
+                        try insert(inner, 2)
+                        throw Boom()
+                    }
+                }
+                // A statement error inside a savepoint (which aborts a PostgreSQL
+                // transaction) is recovered the same way.
+                #expect(throws: DatabaseError.self) {
+                    try conn.transaction { inner in
+                        try insert(inner, 3)
+                        try inner.execute(sql: "INSERT INTO no_such_table VALUES (1)")
+                    }
+                }
+                try conn.transaction { inner in
+                    try insert(inner, 4)
+                    try inner.transaction { try insert($0, 5) }
+                }
+                try insert(conn, 6)
+            }
+            #expect(try values(db) == [1, 4, 5, 6])
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func outerRollbackUndoesReleasedSavepoints(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            try makeTable(db)
+            #expect(throws: Boom.self) {
+                try db.write { conn in
+                    try conn.transaction { try insert($0, 1) }
+                    throw Boom()
+                }
+            }
+            #expect(try values(db) == [])
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func readsSeeCommittedWritesOnly(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            try makeTable(db)
+            try db.write { conn in
+                try insert(conn, 1)
+                // Another connection does not see the uncommitted row.
+                let seen = try db.read { try $0.fetchValue(Int.self, sql: "SELECT COUNT(*) FROM t") }
+                #expect(seen == 0)
+            }
+            #expect(try db.read { try $0.fetchValue(Int.self, sql: "SELECT COUNT(*) FROM t") } == 1)
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func asyncVariantsCommitAndRollBack(_ backend: Backend) async throws {
+        try await withTestDatabase(backend) { (db: Database) async throws in
+            try makeTable(db)
+            try await db.write { conn in try conn.execute(.insert(SQLInsert(into: "t", values: ["v": 1]))) }
+            await #expect(throws: Boom.self) {
+                try await db.write { conn in
+                    try conn.execute(.insert(SQLInsert(into: "t", values: ["v": 2])))
+                    throw Boom()
+                }
+            }
+            let count = try await db.read { conn in try conn.fetchValue(Int.self, sql: "SELECT COUNT(*) FROM t") }
+            #expect(count == 1)
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func cancellingATaskInterruptsItsQuery(_ backend: Backend) async throws {
+        try await withTestDatabase(backend) { (db: Database) async throws in
+            let slow = backend == .postgres
+                ? "SELECT pg_sleep(30)"
+                : "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c"
+            let task = Task {
+                try await db.read { conn in try conn.fetchAll(sql: slow).count }
+            }
+            try await Task.sleep(nanoseconds: 300_000_000)
+            task.cancel()
+            let result = await task.result
+            guard case .failure(let error) = result, case .cancelled = error as? DatabaseError else {
+                Issue.record("expected .cancelled, got \(result)")
+                return
+            }
+            // The connection is usable afterwards.
+            let one = try await db.read { conn in try conn.fetchValue(Int.self, sql: "SELECT 1") }
+            #expect(one == 1)
+        }
+    }
+}

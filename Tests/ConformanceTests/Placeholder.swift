@@ -1,1 +1,0 @@
-// Tests for ConformanceTests are added by their issues.
