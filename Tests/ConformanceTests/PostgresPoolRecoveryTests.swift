@@ -1,0 +1,48 @@
+import DriverPostgres
+import Foundation
+import Testing
+import Unity
+
+/// PostgreSQL-only: a server can drop a connection; SQLite has no server to do so.
+@Suite("PostgreSQL: broken connections are replaced")
+struct PostgresPoolRecoveryTests {
+    @Test func aTerminatedConnectionIsReplacedByThePool() throws {
+        try withTestDatabase(.postgres, connections: 1) { (db: Database) throws in
+            let pid = try #require(try db.withConnection { try $0.fetchValue(Int.self, sql: "SELECT pg_backend_pid()") })
+            // Kill the pool's only connection from outside.
+            let url = try #require(postgresURL)
+            let killer = try Database(driver: PostgresDriver(url, connections: 1))
+            defer { killer.close() }
+            try killer.withConnection { _ = try $0.fetchAll(sql: "SELECT pg_terminate_backend(CAST(? AS INTEGER))", [.integer(Int64(pid))]) }
+            Thread.sleep(forTimeInterval: 0.2)
+            // The next use fails with .connectionLost ...
+            do {
+                _ = try db.withConnection { try $0.fetchValue(Int.self, sql: "SELECT 1") }
+                Issue.record("a terminated connection answered")
+            } catch let error as DatabaseError {
+                guard case .connectionLost = error else {
+                    Issue.record("expected .connectionLost, got \(error)")
+                    return
+                }
+            }
+            // ... and the pool has already replaced it: the next use works on a new backend.
+            let newPid = try #require(try db.withConnection { try $0.fetchValue(Int.self, sql: "SELECT pg_backend_pid()") })
+            #expect(newPid != pid)
+            #expect(db.openConnectionCount == 1)
+        }
+    }
+
+    @Test func aBadURLFailsWithConnectionFailed() {
+        do {
+            _ = try Database(driver: PostgresDriver("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2", connections: 1))
+            Issue.record("connected to nothing")
+        } catch let error as DatabaseError {
+            guard case .connectionFailed = error else {
+                Issue.record("expected .connectionFailed, got \(error)")
+                return
+            }
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+}
