@@ -30,8 +30,8 @@ public struct AppliedMigration: Sendable, Hashable {
 /// 1. Checks that need no database: names are unique; every migration has SQL for this
 ///    backend (a per-backend migration without a variant for it or a shared fallback is
 ///    ``MigrationError/missingVariant(name:backend:)``); checksums are computed.
-/// 2. Creates the tracking table ``trackingTable`` (`name` primary key, `checksum`,
-///    `applied_at`) if it does not exist.
+/// 2. Reads the tracking table ``trackingTable`` (`name` primary key, `checksum`,
+///    `applied_at`), creating it first if it does not exist.
 /// 3. Compares every applied migration with the current list: one whose checksum changed
 ///    (an applied file was edited) is ``MigrationError/checksumMismatch(name:applied:current:)``,
 ///    one the list does not have is ``MigrationError/unknownAppliedMigration(name:)``. Either
@@ -96,8 +96,15 @@ public struct Migrator: Sendable {
     public func migrate(_ db: Database) throws -> [String] {
         let plan = try resolvedPlan(for: db.dialect)
         return try db.withConnection { conn in
-            try createTrackingTable(conn)
-            let applied = try fetchApplied(conn)
+            // Read first and create the table only when it is missing: migrating an
+            // up-to-date database then takes no write lock.
+            let applied: [AppliedMigration]
+            do {
+                applied = try fetchApplied(conn)
+            } catch DatabaseError.undefinedTable {
+                try createTrackingTable(conn)
+                applied = try fetchApplied(conn)
+            }
             try verify(plan, against: applied)
             let appliedNames = Set(applied.map(\.name))
 
