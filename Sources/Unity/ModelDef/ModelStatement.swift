@@ -83,11 +83,12 @@ struct ModelBatchRunner {
     /// The most bind parameters one statement may carry: SQLite's default
     /// SQLITE_MAX_VARIABLE_NUMBER is 32,766, PostgreSQL's wire protocol allows 65,535.
     let maxBindings: Int
-    /// The most rows in one multi-row INSERT: beyond a few hundred rows the statement text
-    /// only grows, and the time saved per row does not.
+    /// The most rows in one multi-row INSERT. Measured on SQLite (100,000 two-column rows):
+    /// 50–250 rows per statement run about twice as fast as one row per statement, and
+    /// larger statements (500, 2,000, 16,383 rows) are no faster, only longer to render.
     let maxRowsPerInsert: Int
 
-    init(dialect: SQLDialect, maxRowsPerInsert: Int = 500) {
+    init(dialect: SQLDialect, maxRowsPerInsert: Int = 100) {
         self.maxBindings = dialect.name == "postgres" ? 65_535 : 32_766
         self.maxRowsPerInsert = maxRowsPerInsert
     }
