@@ -1,1 +1,60 @@
 @_exported import Unity
+
+/// The SQLite driver: how to open a database file (or an in-memory database) and how the
+/// pool should be shaped for it.
+///
+/// A file database runs in WAL mode with one writer and `readers` read-only connections, so
+/// reads never wait for writes and writes are serialized by the pool rather than failing with
+/// SQLITE_BUSY. Every connection has `busy_timeout` set, foreign keys enforced and a
+/// case-sensitive `LIKE` (as on PostgreSQL).
+public struct SQLiteDriver: DatabaseDriver {
+    /// The database file's path, or `":memory:"` for an in-memory database.
+    public let path: String
+    /// The number of read-only connections the pool may open next to the writer.
+    public let readers: Int
+    /// How long, in seconds, a connection waits for a lock held by another process before
+    /// failing with ``DatabaseError/busy(_:)``.
+    public let busyTimeout: Double
+    /// True for a database that lives only in memory, in a single connection.
+    public let isInMemory: Bool
+
+    /// A driver for the database file at `path`, created if missing, with one writer and
+    /// up to `readers` read-only connections.
+    public init(path: String, readers: Int = 4, busyTimeout: Double = 5) {
+        self.path = path
+        self.readers = max(0, readers)
+        self.busyTimeout = busyTimeout
+        self.isInMemory = false
+    }
+
+    private init(inMemoryWithBusyTimeout busyTimeout: Double) {
+        self.path = ":memory:"
+        self.readers = 0
+        self.busyTimeout = busyTimeout
+        self.isInMemory = true
+    }
+
+    /// A driver for a private in-memory database. It is a single connection (every
+    /// connection to `:memory:` is a separate database), so the pool runs reads on the writer.
+    public static func inMemory() -> SQLiteDriver {
+        SQLiteDriver(inMemoryWithBusyTimeout: 5)
+    }
+
+    /// ``SQLDialect/sqlite``.
+    public var dialect: SQLDialect { .sqlite }
+
+    /// `.singleWriter(readers:)`: one writer, `readers` readers (none for an in-memory database).
+    public var poolShape: PoolShape { .singleWriter(readers: readers) }
+
+    /// Opens a connection: read-write (creating the file) for `.writer`, read-only for
+    /// `.reader`. Throws ``DatabaseError/connectionFailed(_:)`` naming the path and SQLite's
+    /// message when the database cannot be opened, and ``DatabaseError/misuse(_:)`` when a
+    /// reader is asked of an in-memory database.
+    public func connect(role: ConnectionRole) throws -> any DriverConnection {
+        if isInMemory && role == .reader {
+            throw DatabaseError.misuse(
+                "an in-memory SQLite database is a single connection and has no readers; run reads on the writer")
+        }
+        return try SQLiteConnection(path: path, role: role, isInMemory: isInMemory, busyTimeout: busyTimeout)
+    }
+}

@@ -27,7 +27,7 @@ public final class Connection {
 
     /// Renders a statement in this connection's dialect.
     public func render(_ statement: SQLStatement) throws -> RenderedSQL {
-        dialect.render(statement)
+        try dialect.render(statement)
     }
 
     @inline(__always)

@@ -69,7 +69,7 @@ final class ConnectionSubpool: @unchecked Sendable {
         var keep = connection.isUsable
         if keep && connection.transactionStatus != .idle {
             do {
-                try connection.execute(dialect.render(.rollback).sql, bindings: [], onRow: nil)
+                try connection.execute(try dialect.render(.rollback).sql, bindings: [], onRow: nil)
             } catch {
                 keep = false
             }

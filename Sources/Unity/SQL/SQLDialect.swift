@@ -1,34 +1,302 @@
-// STUB owned by the SQL AST work: it is replaced by the full dialect (capability flags and
-// hooks) and renderer. Drivers and the Database use only `SQLDialect.sqlite`,
-// `SQLDialect.postgres`, `name`, and `render(_:)`.
-
 /// How one backend spells SQL: placeholder style, identifier quoting, type names, upsert
 /// syntax, RETURNING, boolean literals, LIKE semantics.
+///
+/// A dialect is data (capability flags and spellings), not code: one renderer
+/// (``SQLRenderer``) reads these flags. Each dialect value owns a cache of rendered SQL per
+/// statement shape, so statements that differ only in their bind values render once.
 public struct SQLDialect: Sendable, Hashable {
     /// The backend's name: "sqlite" or "postgres".
     public let name: String
+    /// How bind parameters are spelled.
+    public let placeholderStyle: SQLPlaceholderStyle
+    /// Whether raw fragments may quote identifiers with backticks or brackets (SQLite), which
+    /// the placeholder rewriter must then skip over.
+    public let allowsBacktickAndBracketIdentifiers: Bool
+    /// Whether `$tag$ … $tag$` dollar-quoted strings exist (PostgreSQL), which the
+    /// placeholder rewriter must then skip over.
+    public let allowsDollarQuotedStrings: Bool
+    /// The spelling of the boolean literals, true then false.
+    public let booleanLiterals: (true: String, false: String)
+    /// Whether INSERT/UPDATE/DELETE … RETURNING is available.
+    public let supportsReturning: Bool
+    /// Whether INSERT … ON CONFLICT … DO NOTHING/DO UPDATE is available.
+    public let supportsUpsert: Bool
+    /// Whether an INSERT … SELECT followed by ON CONFLICT needs a WHERE clause on the SELECT
+    /// (SQLite's parser otherwise reads ON CONFLICT as a join constraint).
+    public let upsertSelectNeedsWhere: Bool
+    /// How a case-insensitive LIKE is spelled.
+    public let caseInsensitiveLike: SQLCaseInsensitiveLikeStyle
+    /// Whether the null-safe comparison is spelled `IS [NOT] DISTINCT FROM` (true) or
+    /// SQLite's `IS NOT` / `IS` (false).
+    public let supportsIsDistinctFrom: Bool
+    /// Whether OFFSET needs a LIMIT in front of it (SQLite: `LIMIT -1 OFFSET ?`).
+    public let offsetRequiresLimit: Bool
+    /// The column definition that replaces type and PRIMARY KEY of an auto-increment key.
+    public let autoIncrementPrimaryKey: String
+    /// Whether primary-key columns must be declared NOT NULL explicitly to behave like
+    /// PostgreSQL (SQLite lets a non-integer PRIMARY KEY hold NULL otherwise).
+    public let primaryKeyNeedsExplicitNotNull: Bool
+    /// How blobs and UUIDs are spelled when a DDL default must inline them.
+    public let binaryLiteralStyle: SQLBinaryLiteralStyle
+    /// The suffix appended to a date inlined in DDL (`+00` on PostgreSQL makes the UTC
+    /// text unambiguous; SQLite stores the text as is).
+    public let inlineDateSuffix: String
+    /// The column type names.
+    public let typeNames: SQLTypeNames
+    /// BEGIN statements for each ``TransactionKind``.
+    public let beginStatements: SQLBeginStatements
 
-    /// SQLite's dialect.
-    public static let sqlite = SQLDialect(name: "sqlite")
-    /// PostgreSQL's dialect.
-    public static let postgres = SQLDialect(name: "postgres")
+    /// The cache of rendered SQL per statement shape; not part of the dialect's identity.
+    let cache: SQLRenderCache
+
+    /// Creates a dialect. Each created dialect has its own rendered-SQL cache.
+    public init(
+        name: String, placeholderStyle: SQLPlaceholderStyle, allowsBacktickAndBracketIdentifiers: Bool,
+        allowsDollarQuotedStrings: Bool, booleanLiterals: (true: String, false: String), supportsReturning: Bool,
+        supportsUpsert: Bool, upsertSelectNeedsWhere: Bool, caseInsensitiveLike: SQLCaseInsensitiveLikeStyle,
+        supportsIsDistinctFrom: Bool, offsetRequiresLimit: Bool, autoIncrementPrimaryKey: String,
+        primaryKeyNeedsExplicitNotNull: Bool, binaryLiteralStyle: SQLBinaryLiteralStyle, inlineDateSuffix: String,
+        typeNames: SQLTypeNames, beginStatements: SQLBeginStatements, cacheCapacity: Int = 1_000
+    ) {
+        self.name = name
+        self.placeholderStyle = placeholderStyle
+        self.allowsBacktickAndBracketIdentifiers = allowsBacktickAndBracketIdentifiers
+        self.allowsDollarQuotedStrings = allowsDollarQuotedStrings
+        self.booleanLiterals = booleanLiterals
+        self.supportsReturning = supportsReturning
+        self.supportsUpsert = supportsUpsert
+        self.upsertSelectNeedsWhere = upsertSelectNeedsWhere
+        self.caseInsensitiveLike = caseInsensitiveLike
+        self.supportsIsDistinctFrom = supportsIsDistinctFrom
+        self.offsetRequiresLimit = offsetRequiresLimit
+        self.autoIncrementPrimaryKey = autoIncrementPrimaryKey
+        self.primaryKeyNeedsExplicitNotNull = primaryKeyNeedsExplicitNotNull
+        self.binaryLiteralStyle = binaryLiteralStyle
+        self.inlineDateSuffix = inlineDateSuffix
+        self.typeNames = typeNames
+        self.beginStatements = beginStatements
+        self.cache = SQLRenderCache(capacity: cacheCapacity)
+    }
+
+    /// SQLite's dialect (3.35 or later: RETURNING, upsert, NULLS FIRST/LAST, RIGHT/FULL JOIN
+    /// from 3.39).
+    public static let sqlite = SQLDialect(
+        name: "sqlite", placeholderStyle: .questionMark, allowsBacktickAndBracketIdentifiers: true,
+        allowsDollarQuotedStrings: false, booleanLiterals: ("1", "0"), supportsReturning: true, supportsUpsert: true,
+        upsertSelectNeedsWhere: true, caseInsensitiveLike: .lowerBothSides, supportsIsDistinctFrom: false,
+        offsetRequiresLimit: true, autoIncrementPrimaryKey: "INTEGER PRIMARY KEY AUTOINCREMENT",
+        primaryKeyNeedsExplicitNotNull: true, binaryLiteralStyle: .sqliteHex, inlineDateSuffix: "",
+        typeNames: SQLTypeNames(
+            int64: "INTEGER", int32: "INTEGER", int16: "INTEGER", double: "REAL", float: "REAL", bool: "INTEGER",
+            text: "TEXT", varchar: nil, blob: "BLOB", date: "TEXT", uuid: "BLOB", decimal: "TEXT", json: "TEXT"),
+        beginStatements: SQLBeginStatements(
+            deferred: "BEGIN DEFERRED TRANSACTION", immediate: "BEGIN IMMEDIATE TRANSACTION",
+            readOnly: "BEGIN DEFERRED TRANSACTION"))
+
+    /// PostgreSQL's dialect (15 or later).
+    public static let postgres = SQLDialect(
+        name: "postgres", placeholderStyle: .dollarNumbered, allowsBacktickAndBracketIdentifiers: false,
+        allowsDollarQuotedStrings: true, booleanLiterals: ("TRUE", "FALSE"), supportsReturning: true,
+        supportsUpsert: true, upsertSelectNeedsWhere: false, caseInsensitiveLike: .ilike, supportsIsDistinctFrom: true,
+        offsetRequiresLimit: false, autoIncrementPrimaryKey: "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY",
+        primaryKeyNeedsExplicitNotNull: false, binaryLiteralStyle: .postgresEscape, inlineDateSuffix: "+00",
+        typeNames: SQLTypeNames(
+            int64: "BIGINT", int32: "INTEGER", int16: "SMALLINT", double: "DOUBLE PRECISION", float: "DOUBLE PRECISION",
+            bool: "BOOLEAN", text: "TEXT", varchar: "VARCHAR", blob: "BYTEA", date: "TIMESTAMPTZ", uuid: "UUID",
+            decimal: "NUMERIC", json: "JSONB"),
+        beginStatements: SQLBeginStatements(deferred: "BEGIN", immediate: "BEGIN", readOnly: "BEGIN READ ONLY"))
+
+    /// The dialect's name for an abstract column type.
+    public func typeName(_ type: ColumnType) -> String {
+        switch type {
+        case .int64: return typeNames.int64
+        case .int32: return typeNames.int32
+        case .int16: return typeNames.int16
+        case .double: return typeNames.double
+        case .float: return typeNames.float
+        case .bool: return typeNames.bool
+        case .text: return typeNames.text
+        case .varchar(let n):
+            guard let varchar = typeNames.varchar else { return typeNames.text }
+            return varchar + "(" + String(n) + ")"
+        case .blob: return typeNames.blob
+        case .date: return typeNames.date
+        case .uuid: return typeNames.uuid
+        case .decimal: return typeNames.decimal
+        case .json: return typeNames.json
+        case .custom(let name): return name
+        }
+    }
+
+    /// Quotes an identifier: wrapped in `"`, with `"` inside doubled, so that any name —
+    /// even `a"; DROP TABLE x; --` — is one identifier and never SQL.
+    public func quoteIdentifier(_ name: String) -> String {
+        if !name.utf8.contains(UInt8(ascii: "\"")) { return "\"" + name + "\"" }
+        var out = "\""
+        out.reserveCapacity(name.utf8.count + 2)
+        for ch in name.unicodeScalars {
+            if ch == "\"" { out.append("\"\"") } else { out.unicodeScalars.append(ch) }
+        }
+        out.append("\"")
+        return out
+    }
 
     /// Renders a statement to SQL text and its bind values.
-    public func render(_ statement: SQLStatement) -> RenderedSQL {
+    ///
+    /// The SQL text is cached per statement shape (the statement with its bind values left
+    /// out), so a statement that differs from an earlier one only in its values reuses the
+    /// text. Throws ``DatabaseError/misuse(_:)`` for a statement that cannot be rendered: a
+    /// raw fragment whose `?` count differs from its values, an empty SET list, a feature
+    /// the dialect lacks, …
+    public func render(_ statement: SQLStatement) throws -> RenderedSQL {
+        if let control = transactionControlSQL(statement) { return RenderedSQL(sql: control, bindings: []) }
+        var shape = SQLRenderer(dialect: self, mode: .shape)
+        try shape.render(statement)
+        let key = shape.shapeKey
+        if let sql = cache.lookup(key) { return RenderedSQL(sql: sql, bindings: shape.bindings) }
+        var text = SQLRenderer(dialect: self, mode: .text)
+        try text.render(statement)
+        cache.store(key, sql: text.sql)
+        return RenderedSQL(sql: text.sql, bindings: text.bindings)
+    }
+
+    /// Renders a statement without consulting or filling the shape cache (tests, benchmarks).
+    public func renderUncached(_ statement: SQLStatement) throws -> RenderedSQL {
+        if let control = transactionControlSQL(statement) { return RenderedSQL(sql: control, bindings: []) }
+        var text = SQLRenderer(dialect: self, mode: .text)
+        try text.render(statement)
+        return RenderedSQL(sql: text.sql, bindings: text.bindings)
+    }
+
+    /// The number of statement shapes whose SQL is cached now.
+    public var cachedShapeCount: Int { cache.count }
+
+    private func transactionControlSQL(_ statement: SQLStatement) -> String? {
         switch statement {
         case .begin(let kind):
             switch kind {
-            case .deferred: return RenderedSQL(sql: name == "sqlite" ? "BEGIN DEFERRED TRANSACTION" : "BEGIN", bindings: [])
-            case .immediate: return RenderedSQL(sql: name == "sqlite" ? "BEGIN IMMEDIATE TRANSACTION" : "BEGIN", bindings: [])
-            case .readOnly: return RenderedSQL(sql: name == "sqlite" ? "BEGIN DEFERRED TRANSACTION" : "BEGIN READ ONLY", bindings: [])
+            case .deferred: return beginStatements.deferred
+            case .immediate: return beginStatements.immediate
+            case .readOnly: return beginStatements.readOnly
             }
-        case .commit: return RenderedSQL(sql: "COMMIT", bindings: [])
-        case .rollback: return RenderedSQL(sql: "ROLLBACK", bindings: [])
-        case .savepoint(let n): return RenderedSQL(sql: "SAVEPOINT \"\(n)\"", bindings: [])
-        case .releaseSavepoint(let n): return RenderedSQL(sql: "RELEASE SAVEPOINT \"\(n)\"", bindings: [])
-        case .rollbackToSavepoint(let n): return RenderedSQL(sql: "ROLLBACK TO SAVEPOINT \"\(n)\"", bindings: [])
-        case .raw(let f): return RenderedSQL(sql: f.sql, bindings: f.bindings)
+        case .commit: return "COMMIT"
+        case .rollback: return "ROLLBACK"
+        case .savepoint(let n): return "SAVEPOINT " + quoteIdentifier(n)
+        case .releaseSavepoint(let n): return "RELEASE SAVEPOINT " + quoteIdentifier(n)
+        case .rollbackToSavepoint(let n): return "ROLLBACK TO SAVEPOINT " + quoteIdentifier(n)
+        default: return nil
         }
+    }
+
+    /// Two dialects are equal when they spell SQL the same way (their caches aside).
+    public static func == (lhs: SQLDialect, rhs: SQLDialect) -> Bool {
+        lhs.name == rhs.name && lhs.placeholderStyle == rhs.placeholderStyle
+            && lhs.allowsBacktickAndBracketIdentifiers == rhs.allowsBacktickAndBracketIdentifiers
+            && lhs.allowsDollarQuotedStrings == rhs.allowsDollarQuotedStrings
+            && lhs.booleanLiterals == rhs.booleanLiterals && lhs.supportsReturning == rhs.supportsReturning
+            && lhs.supportsUpsert == rhs.supportsUpsert && lhs.upsertSelectNeedsWhere == rhs.upsertSelectNeedsWhere
+            && lhs.caseInsensitiveLike == rhs.caseInsensitiveLike
+            && lhs.supportsIsDistinctFrom == rhs.supportsIsDistinctFrom
+            && lhs.offsetRequiresLimit == rhs.offsetRequiresLimit
+            && lhs.autoIncrementPrimaryKey == rhs.autoIncrementPrimaryKey
+            && lhs.primaryKeyNeedsExplicitNotNull == rhs.primaryKeyNeedsExplicitNotNull
+            && lhs.binaryLiteralStyle == rhs.binaryLiteralStyle && lhs.inlineDateSuffix == rhs.inlineDateSuffix
+            && lhs.typeNames == rhs.typeNames && lhs.beginStatements == rhs.beginStatements
+    }
+
+    /// Hashes the dialect's name and type names (enough to spread distinct dialects).
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(placeholderStyle)
+        hasher.combine(typeNames)
+    }
+}
+
+/// How bind parameters are spelled.
+public enum SQLPlaceholderStyle: Sendable, Hashable {
+    /// `?` (SQLite).
+    case questionMark
+    /// `$1`, `$2`, … numbered across the whole statement (PostgreSQL).
+    case dollarNumbered
+}
+
+/// How a case-insensitive LIKE is spelled.
+public enum SQLCaseInsensitiveLikeStyle: Sendable, Hashable {
+    /// `x ILIKE p` (PostgreSQL).
+    case ilike
+    /// `lower(x) LIKE lower(p)` (SQLite, whose LIKE Unity makes case-sensitive).
+    case lowerBothSides
+}
+
+/// How binary values are inlined in DDL.
+public enum SQLBinaryLiteralStyle: Sendable, Hashable {
+    /// `x'0a1b'`; UUIDs as their 16 bytes.
+    case sqliteHex
+    /// `'\x0a1b'` bytea escape; UUIDs as their canonical text.
+    case postgresEscape
+}
+
+/// A dialect's name for each abstract ``ColumnType``.
+public struct SQLTypeNames: Sendable, Hashable {
+    /// `.int64`.
+    public var int64: String
+    /// `.int32`.
+    public var int32: String
+    /// `.int16`.
+    public var int16: String
+    /// `.double`.
+    public var double: String
+    /// `.float`.
+    public var float: String
+    /// `.bool`.
+    public var bool: String
+    /// `.text`.
+    public var text: String
+    /// `.varchar(n)` is spelled `varchar(n)`; nil spells it as ``text``.
+    public var varchar: String?
+    /// `.blob`.
+    public var blob: String
+    /// `.date`.
+    public var date: String
+    /// `.uuid`.
+    public var uuid: String
+    /// `.decimal`.
+    public var decimal: String
+    /// `.json`.
+    public var json: String
+
+    /// Creates a table of type names.
+    public init(int64: String, int32: String, int16: String, double: String, float: String, bool: String, text: String,
+                varchar: String?, blob: String, date: String, uuid: String, decimal: String, json: String) {
+        self.int64 = int64
+        self.int32 = int32
+        self.int16 = int16
+        self.double = double
+        self.float = float
+        self.bool = bool
+        self.text = text
+        self.varchar = varchar
+        self.blob = blob
+        self.date = date
+        self.uuid = uuid
+        self.decimal = decimal
+        self.json = json
+    }
+}
+
+/// A dialect's BEGIN statement for each ``TransactionKind``.
+public struct SQLBeginStatements: Sendable, Hashable {
+    /// ``TransactionKind/deferred``.
+    public var deferred: String
+    /// ``TransactionKind/immediate``.
+    public var immediate: String
+    /// ``TransactionKind/readOnly``.
+    public var readOnly: String
+    /// Creates the statements.
+    public init(deferred: String, immediate: String, readOnly: String) {
+        self.deferred = deferred
+        self.immediate = immediate
+        self.readOnly = readOnly
     }
 }
 
@@ -57,6 +325,10 @@ public enum TransactionKind: Sendable, Hashable {
 }
 
 /// A raw SQL fragment written by a user, with `?` placeholders and their values.
+///
+/// The renderer rewrites each `?` into the dialect's placeholder, leaving alone any `?`
+/// inside quoted strings, quoted identifiers and comments. The number of `?` must equal
+/// the number of values, or rendering throws ``DatabaseError/misuse(_:)``.
 public struct SQLFragment: Sendable, Hashable {
     /// The text, with `?` placeholders.
     public var sql: String
@@ -67,22 +339,4 @@ public struct SQLFragment: Sendable, Hashable {
         self.sql = sql
         self.bindings = bindings
     }
-}
-
-/// A whole SQL statement as a value.
-public indirect enum SQLStatement: Sendable, Hashable {
-    /// BEGIN.
-    case begin(TransactionKind)
-    /// COMMIT.
-    case commit
-    /// ROLLBACK.
-    case rollback
-    /// SAVEPOINT name.
-    case savepoint(String)
-    /// RELEASE SAVEPOINT name.
-    case releaseSavepoint(String)
-    /// ROLLBACK TO SAVEPOINT name.
-    case rollbackToSavepoint(String)
-    /// A raw statement with `?` placeholders.
-    case raw(SQLFragment)
 }

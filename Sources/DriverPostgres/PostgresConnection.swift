@@ -1,0 +1,641 @@
+import CLibPQ
+import Foundation
+import Unity
+
+/// A statement prepared on one connection, with what the driver learned about it once
+/// through `PQdescribePrepared`.
+final class PGPreparedStatement {
+    /// The server-side name ("u1", "u2", …).
+    let name: String
+    /// The number of `$n` parameters the server found.
+    let parameterCount: Int
+    /// The result columns, shared by every row the statement produces.
+    let layout: RowLayout
+    /// How each result column is decoded.
+    let kinds: [PGColumnKind]
+    /// True when every result column has a binary decoder; otherwise results are read as text.
+    let binaryResults: Bool
+    /// For least-recently-used eviction.
+    var lastUse: UInt64
+
+    init(name: String, parameterCount: Int, layout: RowLayout, kinds: [PGColumnKind], lastUse: UInt64) {
+        self.name = name
+        self.parameterCount = parameterCount
+        self.layout = layout
+        self.kinds = kinds
+        self.binaryResults = !kinds.contains(.other)
+        self.lastUse = lastUse
+    }
+
+    /// `PQexecPrepared`'s result format code.
+    var resultFormat: Int32 { binaryResults ? 1 : 0 }
+}
+
+/// The prepared-statement cache key: the same SQL bound with other parameter types is
+/// another statement on the server.
+struct PGStatementKey: Hashable {
+    let sql: String
+    let types: [Oid]
+}
+
+/// The cancel handle of a connection, usable from any thread. The lock makes an interrupt
+/// that races with `close()` harmless: after close it does nothing.
+final class PGCancelHandle: @unchecked Sendable {
+    private let lock = NSLock()
+    private var cancel: OpaquePointer?
+
+    init(_ cancel: OpaquePointer?) {
+        self.cancel = cancel
+    }
+
+    /// Asks the server to cancel the statement the connection is running, if any.
+    func cancelRunningStatement() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let cancel else { return }
+        var message = [CChar](repeating: 0, count: 256)
+        _ = PQcancel(cancel, &message, Int32(message.count))
+    }
+
+    /// Frees the handle; later cancels do nothing.
+    func invalidate() {
+        lock.lock()
+        defer { lock.unlock() }
+        if let cancel { PQfreeCancel(cancel) }
+        cancel = nil
+    }
+}
+
+/// One libpq connection. Used by one thread at a time, as the ``DriverConnection`` contract
+/// says; only the interrupter crosses threads.
+final class PostgresConnection: DriverConnection {
+    /// How many prepared statements a connection keeps before it deallocates the least
+    /// recently used one.
+    static let statementCacheCapacity = 512
+    /// How many statements `executeBatch` sends before it reads their results, so that
+    /// neither side's socket buffer can fill up and deadlock the pipeline.
+    static let pipelineChunk = 128
+
+    private(set) var handle: OpaquePointer?
+    let cancelHandle: PGCancelHandle
+    private var statements: [PGStatementKey: PGPreparedStatement] = [:]
+    private var statementCounter = 0
+    private var useCounter: UInt64 = 0
+    private var parameters = PGParameterBuffer()
+    /// True while a cursor streams a result: nothing else may run on the connection.
+    var cursorOpen = false
+
+    /// Connects and prepares the session: UTF-8 client encoding, NOTICEs dropped, and the
+    /// search path set when asked.
+    init(connectionString: String, searchPath: String?) throws {
+        // expand_dbname = 1: the "dbname" value may be a whole URL or key/value string; the
+        // keywords after it override what it says.
+        let keywords = ["dbname", "client_encoding", "fallback_application_name"]
+        let values = [connectionString, "UTF8", "unity"]
+        let conn = Self.withCStringArray(keywords) { kw in
+            Self.withCStringArray(values) { vals in PQconnectdbParams(kw, vals, 1) }
+        }
+        guard let conn else {
+            throw DatabaseError.connectionFailed(DatabaseErrorContext(message: "libpq could not allocate a connection"))
+        }
+        guard PQstatus(conn) == CONNECTION_OK else {
+            let message = String(cString: PQerrorMessage(conn)).trimmingCharacters(in: .whitespacesAndNewlines)
+            PQfinish(conn)
+            throw DatabaseError.connectionFailed(DatabaseErrorContext(message: message.isEmpty ? "could not connect to PostgreSQL" : message))
+        }
+        // NOTICEs (e.g. "table does not exist, skipping") would otherwise go to stderr.
+        PQsetNoticeProcessor(conn, { _, _ in }, nil)
+        self.handle = conn
+        self.cancelHandle = PGCancelHandle(PQgetCancel(conn))
+        if let searchPath {
+            let sql = "SET search_path TO " + Self.quoteIdentifier(searchPath)
+            let result = PQexec(conn, sql)
+            defer { PQclear(result) }
+            if result.map({ PQresultStatus($0) }) != PGRES_COMMAND_OK {
+                let error = PGErrorMapping.error(result: result, connection: conn, sql: sql)
+                close()
+                throw DatabaseError.connectionFailed(
+                    error.context ?? DatabaseErrorContext(message: "could not set the search path", sql: sql))
+            }
+        }
+    }
+
+    deinit {
+        close()
+    }
+
+    /// `"name"` with embedded quotes doubled.
+    static func quoteIdentifier(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+
+    /// Calls `body` with a NULL-terminated array of C strings.
+    private static func withCStringArray<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> R) -> R {
+        var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
+        pointers.append(nil)
+        defer { for p in pointers { free(p) } }
+        let constPointers = pointers.map { $0.map { UnsafePointer($0) } }
+        return constPointers.withUnsafeBufferPointer { body($0.baseAddress) }
+    }
+
+    // MARK: - State
+
+    var transactionStatus: DriverTransactionStatus {
+        guard let handle else { return .idle }
+        switch PQtransactionStatus(handle) {
+        case PQTRANS_INERROR: return .failed
+        case PQTRANS_INTRANS, PQTRANS_ACTIVE: return .active
+        default: return .idle
+        }
+    }
+
+    var isUsable: Bool {
+        guard let handle else { return false }
+        return PQstatus(handle) == CONNECTION_OK
+    }
+
+    func makeInterrupter() -> @Sendable () -> Void {
+        let cancelHandle = self.cancelHandle
+        return { cancelHandle.cancelRunningStatement() }
+    }
+
+    func close() {
+        guard let handle else { return }
+        cancelHandle.invalidate()
+        PQfinish(handle)
+        self.handle = nil
+        statements.removeAll()
+        cursorOpen = false
+    }
+
+    /// The libpq handle, or a ``DatabaseError/misuse(_:)`` when the connection is closed or
+    /// a cursor is streaming on it.
+    private func readyHandle() throws -> OpaquePointer {
+        guard let handle else {
+            throw DatabaseError.misuse("this PostgreSQL connection is closed; open a new one")
+        }
+        guard !cursorOpen else {
+            throw DatabaseError.misuse(
+                "a cursor is open on this PostgreSQL connection: read it to the end or close it before running another statement")
+        }
+        return handle
+    }
+
+    // MARK: - Prepared statements
+
+    /// The cached prepared statement for `sql` with these parameter types, preparing and
+    /// describing it on first use.
+    private func statement(for sql: String, types: [Oid], on conn: OpaquePointer) throws -> PGPreparedStatement {
+        useCounter &+= 1
+        let key = PGStatementKey(sql: sql, types: types)
+        if let cached = statements[key] {
+            cached.lastUse = useCounter
+            return cached
+        }
+        if statements.count >= Self.statementCacheCapacity {
+            evictLeastRecentlyUsed(on: conn)
+        }
+        statementCounter += 1
+        let name = "u\(statementCounter)"
+        let prepared = types.withUnsafeBufferPointer { buffer in
+            PQprepare(conn, name, sql, Int32(clamping: types.count), buffer.baseAddress)
+        }
+        defer { PQclear(prepared) }
+        guard let prepared, PQresultStatus(prepared) == PGRES_COMMAND_OK else {
+            throw PGErrorMapping.error(result: prepared, connection: conn, sql: sql)
+        }
+        let described = PQdescribePrepared(conn, name)
+        defer { PQclear(described) }
+        guard let described, PQresultStatus(described) == PGRES_COMMAND_OK else {
+            throw PGErrorMapping.error(result: described, connection: conn, sql: sql)
+        }
+        let fieldCount = Int(PQnfields(described))
+        var names = [String]()
+        var kinds = [PGColumnKind]()
+        names.reserveCapacity(fieldCount)
+        kinds.reserveCapacity(fieldCount)
+        for i in 0..<Int32(fieldCount) {
+            names.append(PQfname(described, i).map { String(cString: $0) } ?? "?column?")
+            kinds.append(PGColumnKind(oid: PQftype(described, i)))
+        }
+        let statement = PGPreparedStatement(
+            name: name,
+            parameterCount: Int(PQnparams(described)),
+            layout: RowLayout(columnNames: names),
+            kinds: kinds,
+            lastUse: useCounter
+        )
+        statements[key] = statement
+        return statement
+    }
+
+    private func evictLeastRecentlyUsed(on conn: OpaquePointer) {
+        guard let victim = statements.min(by: { $0.value.lastUse < $1.value.lastUse }) else { return }
+        statements.removeValue(forKey: victim.key)
+        deallocate(victim.value, on: conn)
+    }
+
+    /// Frees a statement on the server. In an aborted transaction this fails; the name is
+    /// never reused, so the leftover statement is harmless.
+    private func deallocate(_ statement: PGPreparedStatement, on conn: OpaquePointer) {
+        PQclear(PQexec(conn, "DEALLOCATE " + statement.name))
+    }
+
+    private func checkParameterCount(_ statement: PGPreparedStatement, _ count: Int, sql: String) throws {
+        guard statement.parameterCount == count else {
+            throw DatabaseError.misuse(
+                "the statement has \(statement.parameterCount) parameter(s) but \(count) value(s) were bound: \(sql)")
+        }
+    }
+
+    /// Forgets cached statements after an error that says they are stale: the server lost
+    /// them (26000, after `DEALLOCATE ALL` or `DISCARD ALL`) or a table changed under a
+    /// cached result type (0A000 "cached plan must not change result type").
+    /// Returns true when the statement can simply be prepared again and retried.
+    func forgetStaleStatement(after result: OpaquePointer?, statement: PGPreparedStatement, sql: String, on conn: OpaquePointer) -> Bool {
+        guard let result, let state = PQresultErrorField(result, PGErrorMapping.fieldSQLState) else { return false }
+        switch String(cString: state) {
+        case "26000":
+            statements.removeAll()
+            return true
+        case "0A000":
+            let message = PQresultErrorMessage(result).map { String(cString: $0) } ?? ""
+            guard message.contains("cached plan must not change result type") else { return false }
+            statements = statements.filter { $0.value !== statement }
+            deallocate(statement, on: conn)
+            return true
+        default:
+            return false
+        }
+    }
+
+    // MARK: - Running statements
+
+    @discardableResult
+    func execute(_ sql: String, bindings: [DatabaseValue], onRow: ((Row) throws -> Void)?) throws -> Int {
+        let conn = try readyHandle()
+        parameters.reset()
+        try parameters.append(contentsOf: bindings)
+        var mayRetry = true
+        while true {
+            let wasIdle = PQtransactionStatus(conn) == PQTRANS_IDLE
+            let statement = try statement(for: sql, types: parameters.types, on: conn)
+            try checkParameterCount(statement, bindings.count, sql: sql)
+            let result = parameters.withPointers { values, lengths, formats in
+                PQexecPrepared(conn, statement.name, Int32(bindings.count), values, lengths, formats, statement.resultFormat)
+            }
+            defer { PQclear(result) }
+            guard let result else {
+                throw PGErrorMapping.error(result: nil, connection: conn, sql: sql)
+            }
+            switch PQresultStatus(result) {
+            case PGRES_TUPLES_OK:
+                if let onRow { try Self.readRows(result, statement: statement, sql: sql, onRow: onRow) }
+                return Self.changedRows(result)
+            case PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
+                return Self.changedRows(result)
+            case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
+                Self.abandonCopy(result, on: conn)
+                throw DatabaseError.misuse("COPY is not supported by Unity's PostgreSQL driver: \(sql)")
+            default:
+                let error = PGErrorMapping.error(result: result, connection: conn, sql: sql)
+                if forgetStaleStatement(after: result, statement: statement, sql: sql, on: conn), mayRetry, wasIdle {
+                    mayRetry = false
+                    continue
+                }
+                throw error
+            }
+        }
+    }
+
+    /// Passes every row of `result` to `onRow`, reusing one row's value storage.
+    private static func readRows(_ result: OpaquePointer, statement: PGPreparedStatement, sql: String, onRow: (Row) throws -> Void) throws {
+        let columnCount = Int(PQnfields(result))
+        guard columnCount == statement.kinds.count else {
+            throw DatabaseError.other(DatabaseErrorContext(
+                message: "the result has \(columnCount) columns but the prepared statement described \(statement.kinds.count)",
+                sql: sql))
+        }
+        let rowCount = PQntuples(result)
+        var row = Row(layout: statement.layout, values: [])
+        row.values.reserveCapacity(columnCount)
+        for r in 0..<rowCount {
+            row.values.removeAll(keepingCapacity: true)
+            try decodeRow(result, row: r, kinds: statement.kinds, binary: statement.binaryResults, layout: statement.layout, into: &row.values)
+            try onRow(row)
+        }
+    }
+
+    /// Appends the values of row `r` of `result` to `values`.
+    @inline(__always)
+    static func decodeRow(
+        _ result: OpaquePointer, row r: Int32, kinds: [PGColumnKind], binary: Bool, layout: RowLayout,
+        into values: inout [DatabaseValue]
+    ) throws {
+        for c in 0..<kinds.count {
+            let column = Int32(truncatingIfNeeded: c)
+            if PQgetisnull(result, r, column) != 0 {
+                values.append(.null)
+                continue
+            }
+            guard let pointer = PQgetvalue(result, r, column) else {
+                values.append(.null)
+                continue
+            }
+            let length = Int(PQgetlength(result, r, column))
+            let raw = UnsafeRawPointer(pointer)
+            if binary {
+                values.append(try PGValueDecoder.decodeBinary(kinds[c], raw, length, column: layout.columnNames[c]))
+            } else {
+                values.append(try PGValueDecoder.decodeText(kinds[c], raw, length, column: layout.columnNames[c]))
+            }
+        }
+    }
+
+    /// Rows changed by an INSERT, UPDATE, DELETE or MERGE; 0 for queries and DDL (libpq
+    /// also counts the rows a SELECT returned, which the contract does not want).
+    static func changedRows(_ result: OpaquePointer) -> Int {
+        guard let status = PQcmdStatus(result) else { return 0 }
+        let tag = String(cString: status)
+        guard tag.hasPrefix("INSERT") || tag.hasPrefix("UPDATE") || tag.hasPrefix("DELETE") || tag.hasPrefix("MERGE") else {
+            return 0
+        }
+        guard let tuples = PQcmdTuples(result) else { return 0 }
+        return Int(String(cString: tuples)) ?? 0
+    }
+
+    /// Leaves COPY mode so the connection stays usable.
+    private static func abandonCopy(_ result: OpaquePointer, on conn: OpaquePointer) {
+        switch PQresultStatus(result) {
+        case PGRES_COPY_IN:
+            _ = PQputCopyEnd(conn, "COPY is not supported by Unity")
+        case PGRES_COPY_OUT:
+            var buffer: UnsafeMutablePointer<CChar>?
+            while PQgetCopyData(conn, &buffer, 0) > 0 {
+                PQfreemem(buffer)
+                buffer = nil
+            }
+        default:
+            break
+        }
+        drainResults(on: conn)
+    }
+
+    /// Reads and frees every pending result.
+    static func drainResults(on conn: OpaquePointer) {
+        while let pending = PQgetResult(conn) {
+            let status = PQresultStatus(pending)
+            PQclear(pending)
+            if status == PGRES_COPY_IN || status == PGRES_COPY_OUT || status == PGRES_COPY_BOTH { break }
+        }
+    }
+
+    // MARK: - Batches
+
+    @discardableResult
+    func executeBatch(_ sql: String, bindingSets: [[DatabaseValue]]) throws -> Int {
+        let conn = try readyHandle()
+        guard !bindingSets.isEmpty else { return 0 }
+
+        // Validate and prepare everything before the pipeline starts: a value that cannot
+        // be bound must fail the batch before any of it reaches the server.
+        var statementsBySet = [PGPreparedStatement]()
+        statementsBySet.reserveCapacity(bindingSets.count)
+        var previous: PGPreparedStatement?
+        var previousTypes: [Oid] = []
+        for set in bindingSets {
+            parameters.reset()
+            try parameters.append(contentsOf: set)
+            let statement: PGPreparedStatement
+            if let previous, previousTypes == parameters.types {
+                statement = previous
+            } else {
+                statement = try self.statement(for: sql, types: parameters.types, on: conn)
+                try checkParameterCount(statement, set.count, sql: sql)
+                previous = statement
+                previousTypes = parameters.types
+            }
+            statementsBySet.append(statement)
+        }
+
+        guard PQenterPipelineMode(conn) == 1 else {
+            throw PGErrorMapping.error(result: nil, connection: conn, sql: sql)
+        }
+        var firstError: DatabaseError?
+        var changed = 0
+
+        func record(_ error: DatabaseError) {
+            if firstError == nil { firstError = error }
+        }
+        /// Reads the results of one pipelined statement (up to its terminating NULL).
+        func readStatementResults() {
+            while let result = PQgetResult(conn) {
+                defer { PQclear(result) }
+                switch PQresultStatus(result) {
+                case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
+                    changed += Self.changedRows(result)
+                case PGRES_PIPELINE_ABORTED, PGRES_PIPELINE_SYNC:
+                    break
+                default:
+                    record(PGErrorMapping.error(result: result, connection: conn, sql: sql))
+                }
+            }
+        }
+
+        var index = 0
+        sending: while index < bindingSets.count {
+            let end = min(index + Self.pipelineChunk, bindingSets.count)
+            var sent = 0
+            for i in index..<end {
+                parameters.reset()
+                do {
+                    try parameters.append(contentsOf: bindingSets[i])
+                } catch let error as DatabaseError {
+                    record(error)
+                    break
+                } catch {
+                    record(.misuse("\(error)"))
+                    break
+                }
+                let statement = statementsBySet[i]
+                let ok = parameters.withPointers { values, lengths, formats in
+                    PQsendQueryPrepared(conn, statement.name, Int32(parameters.count), values, lengths, formats, 1)
+                }
+                guard ok == 1 else {
+                    record(PGErrorMapping.error(result: nil, connection: conn, sql: sql))
+                    break
+                }
+                sent += 1
+            }
+            if sent > 0, PQsendFlushRequest(conn) != 1 || PQflush(conn) != 0 {
+                record(PGErrorMapping.error(result: nil, connection: conn, sql: sql))
+            }
+            for _ in 0..<sent { readStatementResults() }
+            if sent < end - index || PQstatus(conn) == CONNECTION_BAD { break sending }
+            index = end
+        }
+
+        if PQstatus(conn) != CONNECTION_BAD, PQpipelineSync(conn) == 1 {
+            // Read up to the sync point; a lost connection ends the results early.
+            var emptyReads = 0
+            while PQstatus(conn) != CONNECTION_BAD {
+                guard let result = PQgetResult(conn) else {
+                    emptyReads += 1
+                    if emptyReads > 2 { break }
+                    continue
+                }
+                let status = PQresultStatus(result)
+                defer { PQclear(result) }
+                if status == PGRES_PIPELINE_SYNC { break }
+                if status != PGRES_PIPELINE_ABORTED, status != PGRES_COMMAND_OK, status != PGRES_TUPLES_OK {
+                    record(PGErrorMapping.error(result: result, connection: conn, sql: sql))
+                }
+            }
+        }
+        if PQexitPipelineMode(conn) != 1, PQstatus(conn) != CONNECTION_BAD {
+            // Results are still pending: drain them, then leave pipeline mode.
+            Self.drainResults(on: conn)
+            _ = PQexitPipelineMode(conn)
+        }
+        if PQstatus(conn) == CONNECTION_BAD {
+            record(PGErrorMapping.error(result: nil, connection: conn, sql: sql))
+        }
+        if let firstError { throw firstError }
+        return changed
+    }
+
+    // MARK: - Cursors
+
+    func openCursor(_ sql: String, bindings: [DatabaseValue]) throws -> any DriverCursor {
+        let conn = try readyHandle()
+        parameters.reset()
+        try parameters.append(contentsOf: bindings)
+        let inTransaction = PQtransactionStatus(conn) != PQTRANS_IDLE
+        let statement = try statement(for: sql, types: parameters.types, on: conn)
+        try checkParameterCount(statement, bindings.count, sql: sql)
+        let sent = parameters.withPointers { values, lengths, formats in
+            PQsendQueryPrepared(conn, statement.name, Int32(bindings.count), values, lengths, formats, statement.resultFormat)
+        }
+        guard sent == 1 else {
+            throw PGErrorMapping.error(result: nil, connection: conn, sql: sql)
+        }
+        guard PQsetSingleRowMode(conn) == 1 else {
+            Self.drainResults(on: conn)
+            throw DatabaseError.other(DatabaseErrorContext(message: "libpq refused single-row mode", sql: sql))
+        }
+        cursorOpen = true
+        return PostgresCursor(connection: self, statement: statement, sql: sql, cancelOnEarlyClose: !inTransaction)
+    }
+
+    // MARK: - Scripts
+
+    func executeScript(_ sql: String) throws {
+        let conn = try readyHandle()
+        let result = PQexec(conn, sql)
+        defer { PQclear(result) }
+        guard let result else {
+            throw PGErrorMapping.error(result: nil, connection: conn, sql: sql)
+        }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return
+        case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
+            Self.abandonCopy(result, on: conn)
+            throw DatabaseError.misuse("COPY is not supported by Unity's PostgreSQL driver: \(sql)")
+        default:
+            throw PGErrorMapping.error(result: result, connection: conn, sql: sql)
+        }
+    }
+}
+
+/// Streams the rows of one statement in libpq's single-row mode.
+final class PostgresCursor: DriverCursor {
+    let layout: RowLayout
+    private let connection: PostgresConnection
+    private let statement: PGPreparedStatement
+    private let sql: String
+    /// Outside a transaction an early close cancels the statement; inside one it reads the
+    /// rest instead, because a cancel would abort the caller's transaction.
+    private let cancelOnEarlyClose: Bool
+    private var row: Row
+    private var finished = false
+
+    init(connection: PostgresConnection, statement: PGPreparedStatement, sql: String, cancelOnEarlyClose: Bool) {
+        self.connection = connection
+        self.statement = statement
+        self.sql = sql
+        self.layout = statement.layout
+        self.cancelOnEarlyClose = cancelOnEarlyClose
+        self.row = Row(layout: statement.layout, values: [])
+        self.row.values.reserveCapacity(statement.kinds.count)
+    }
+
+    deinit {
+        close()
+    }
+
+    func next() throws -> Row? {
+        if finished { return nil }
+        guard let conn = connection.handle else {
+            finished = true
+            throw DatabaseError.misuse("the PostgreSQL connection of this cursor was closed")
+        }
+        guard let result = PQgetResult(conn) else {
+            finish()
+            return nil
+        }
+        defer { PQclear(result) }
+        switch PQresultStatus(result) {
+        case PGRES_SINGLE_TUPLE:
+            guard PQnfields(result) == Int32(statement.kinds.count), PQntuples(result) == 1 else {
+                close()
+                throw DatabaseError.other(DatabaseErrorContext(
+                    message: "the result's shape differs from the prepared statement's description", sql: sql))
+            }
+            row.values.removeAll(keepingCapacity: true)
+            do {
+                try PostgresConnection.decodeRow(
+                    result, row: 0, kinds: statement.kinds, binary: statement.binaryResults, layout: layout, into: &row.values)
+            } catch {
+                close()
+                throw error
+            }
+            return row
+        case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
+            PostgresConnection.drainResults(on: conn)
+            finish()
+            return nil
+        default:
+            let error = PGErrorMapping.error(result: result, connection: conn, sql: sql)
+            _ = connection.forgetStaleStatement(after: result, statement: statement, sql: sql, on: conn)
+            PostgresConnection.drainResults(on: conn)
+            finish()
+            throw error
+        }
+    }
+
+    func close() {
+        if finished { return }
+        defer { finish() }
+        guard let conn = connection.handle else { return }
+        // Whatever already arrived is read without blocking; if the statement is still
+        // running, it is cancelled (or, in a transaction, read to the end).
+        var complete = false
+        while PQconsumeInput(conn) == 1, PQisBusy(conn) == 0 {
+            guard let pending = PQgetResult(conn) else {
+                complete = true
+                break
+            }
+            PQclear(pending)
+        }
+        if !complete {
+            if cancelOnEarlyClose { connection.cancelHandle.cancelRunningStatement() }
+            PostgresConnection.drainResults(on: conn)
+        }
+    }
+
+    private func finish() {
+        finished = true
+        connection.cursorOpen = false
+    }
+}

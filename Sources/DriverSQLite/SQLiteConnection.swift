@@ -1,0 +1,301 @@
+import CSQLite
+import Foundation
+import Unity
+
+/// Guards a connection handle so that `sqlite3_interrupt` can be called from any thread, even
+/// after the connection closed (SQLite forbids interrupting a closed connection).
+final class SQLiteInterruptHandle: @unchecked Sendable {
+    // @unchecked: `db` is only read or written while `lock` is held.
+    private let lock = NSLock()
+    private var db: OpaquePointer?
+
+    init(_ db: OpaquePointer) { self.db = db }
+
+    /// Interrupts the running statement, if the connection is still open.
+    func interrupt() {
+        lock.lock()
+        defer { lock.unlock() }
+        if let db { sqlite3_interrupt(db) }
+    }
+
+    /// Forgets the handle; called before the connection closes.
+    func invalidate() {
+        lock.lock()
+        defer { lock.unlock() }
+        db = nil
+    }
+}
+
+/// One open SQLite connection, used by one thread at a time (the pool's guarantee).
+final class SQLiteConnection: DriverConnection {
+    /// The most prepared statements kept per connection; the oldest is evicted beyond it.
+    static let statementCacheCapacity = 512
+
+    private var db: OpaquePointer?
+    private let interruptHandle: SQLiteInterruptHandle
+    private var statementCache: [String: SQLiteStatement] = [:]
+    /// Cache keys in insertion order, for evicting the oldest.
+    private var cacheOrder: [String] = []
+    /// Single-use statements currently open (in cursors), finalized if the connection closes.
+    private var uncachedStatements: [ObjectIdentifier: SQLiteStatement] = [:]
+
+    /// Opens the database at `path` (`":memory:"` for an in-memory database) and applies the
+    /// per-connection settings.
+    init(path: String, role: ConnectionRole, isInMemory: Bool, busyTimeout: Double) throws {
+        var handle: OpaquePointer?
+        let flags: Int32 = role == .writer
+            ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+            : SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &handle, flags, nil)
+        guard rc == SQLITE_OK, let handle else {
+            let message = sqliteMessage(handle, code: rc)
+            sqlite3_close_v2(handle)
+            throw DatabaseError.connectionFailed(DatabaseErrorContext(
+                message: "could not open the SQLite database at \(path) as \(role == .writer ? "writer" : "reader"): \(message)",
+                code: String(rc)))
+        }
+        db = handle
+        interruptHandle = SQLiteInterruptHandle(handle)
+        sqlite3_extended_result_codes(handle, 1)
+        let timeoutMillis = max(0, min(busyTimeout * 1000, Double(Int32.max)))
+        sqlite3_busy_timeout(handle, Int32(timeoutMillis))
+        var setup = "PRAGMA foreign_keys = ON; PRAGMA case_sensitive_like = ON;"
+        if role == .writer && !isInMemory {
+            setup += " PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
+        }
+        do {
+            try executeScript(setup)
+        } catch let error as DatabaseError {
+            close()
+            let message = error.context?.message ?? error.description
+            throw DatabaseError.connectionFailed(DatabaseErrorContext(
+                message: "could not configure the SQLite database at \(path): \(message)",
+                sql: setup, code: error.context?.code))
+        }
+    }
+
+    deinit {
+        close()
+    }
+
+    // MARK: - DriverConnection
+
+    @discardableResult
+    func execute(_ sql: String, bindings: [DatabaseValue], onRow: ((Row) throws -> Void)?) throws -> Int {
+        let db = try openHandle()
+        let statement = try acquireStatement(sql, db: db)
+        defer { release(statement) }
+        try statement.bind(bindings, db: db)
+        return try run(statement, db: db, onRow: onRow)
+    }
+
+    @discardableResult
+    func executeBatch(_ sql: String, bindingSets: [[DatabaseValue]]) throws -> Int {
+        let db = try openHandle()
+        let statement = try acquireStatement(sql, db: db)
+        defer { release(statement) }
+        var total = 0
+        for bindings in bindingSets {
+            try statement.bind(bindings, db: db)
+            total += try run(statement, db: db, onRow: nil)
+            statement.reset()
+        }
+        return total
+    }
+
+    func openCursor(_ sql: String, bindings: [DatabaseValue]) throws -> any DriverCursor {
+        let db = try openHandle()
+        let statement = try acquireStatement(sql, db: db)
+        do {
+            try statement.bind(bindings, db: db)
+            return try SQLiteCursor(connection: self, statement: statement, db: db)
+        } catch {
+            release(statement)
+            throw error
+        }
+    }
+
+    func executeScript(_ sql: String) throws {
+        let db = try openHandle()
+        var cError: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(db, sql, nil, nil, &cError)
+        if rc != SQLITE_OK {
+            let message = cError.map { String(cString: $0) } ?? sqliteMessage(db, code: rc)
+            sqlite3_free(cError)
+            throw mapSQLiteError(code: sqlite3_extended_errcode(db), message: message, sql: sql)
+        }
+    }
+
+    var transactionStatus: DriverTransactionStatus {
+        guard let db else { return .idle }
+        return sqlite3_get_autocommit(db) == 0 ? .active : .idle
+    }
+
+    var isUsable: Bool { db != nil }
+
+    func makeInterrupter() -> @Sendable () -> Void {
+        let handle = interruptHandle
+        return { handle.interrupt() }
+    }
+
+    func close() {
+        guard let db else { return }
+        interruptHandle.invalidate()
+        for statement in statementCache.values { statement.finalize() }
+        for statement in uncachedStatements.values { statement.finalize() }
+        statementCache.removeAll()
+        cacheOrder.removeAll()
+        uncachedStatements.removeAll()
+        sqlite3_close_v2(db)
+        self.db = nil
+    }
+
+    // MARK: - Running statements
+
+    private func openHandle() throws -> OpaquePointer {
+        guard let db else { throw DatabaseError.misuse("the SQLite connection is closed") }
+        return db
+    }
+
+    /// Steps `statement` to completion, passing each row to `onRow`, and returns the number
+    /// of rows it changed. The statement must be bound; the caller resets it.
+    private func run(_ statement: SQLiteStatement, db: OpaquePointer, onRow: ((Row) throws -> Void)?) throws -> Int {
+        guard let handle = statement.handle else {
+            throw DatabaseError.misuse("the statement was finalized because its connection closed")
+        }
+        let totalBefore = sqlite3_total_changes64(db)
+        // Read after the first step: a schema change re-prepares the statement inside step,
+        // which can change the columns of `SELECT *`.
+        var columnCount: Int32 = 0
+        var row: Row?
+        while true {
+            let rc = sqlite3_step(handle)
+            if rc == SQLITE_ROW {
+                guard let onRow else { continue }
+                if var current = row {
+                    // Release our copy before reusing its storage, so the buffer stays unique
+                    // unless the caller kept the previous row (then copy-on-write protects it).
+                    row = nil
+                    current.values.removeAll(keepingCapacity: true)
+                    statement.readRow(into: &current.values, columnCount: columnCount)
+                    try onRow(current)
+                    row = current
+                } else {
+                    columnCount = sqlite3_column_count(handle)
+                    var values = [DatabaseValue]()
+                    values.reserveCapacity(Int(columnCount))
+                    statement.readRow(into: &values, columnCount: columnCount)
+                    let current = Row(layout: statement.layout(), values: values)
+                    try onRow(current)
+                    row = current
+                }
+            } else if rc == SQLITE_DONE {
+                break
+            } else {
+                throw mapSQLiteError(code: rc, message: sqliteMessage(db, code: rc), sql: statement.sql)
+            }
+        }
+        // DDL and statements that touched nothing leave sqlite3_changes at the count of an
+        // earlier statement, so only report it when this statement changed the total.
+        if sqlite3_stmt_readonly(handle) != 0 || sqlite3_total_changes64(db) == totalBefore {
+            return 0
+        }
+        return Int(sqlite3_changes64(db))
+    }
+
+    // MARK: - Statement cache
+
+    /// The cached statement for `sql`, or a single-use one when the cached statement is held
+    /// by an open cursor. The result is marked in use until ``release(_:)``.
+    func acquireStatement(_ sql: String, db: OpaquePointer) throws -> SQLiteStatement {
+        if let cached = statementCache[sql] {
+            if !cached.isInUse {
+                cached.isInUse = true
+                return cached
+            }
+            let fresh = try prepare(sql, db: db, persistent: false)
+            fresh.isInUse = true
+            uncachedStatements[ObjectIdentifier(fresh)] = fresh
+            return fresh
+        }
+        let statement = try prepare(sql, db: db, persistent: true)
+        statement.isCached = true
+        if statementCache.count >= Self.statementCacheCapacity {
+            evictOldest()
+        }
+        statementCache[sql] = statement
+        cacheOrder.append(sql)
+        statement.isInUse = true
+        return statement
+    }
+
+    /// Returns a statement after use: reset and kept when cached, finalized otherwise.
+    func release(_ statement: SQLiteStatement) {
+        statement.reset()
+        statement.isInUse = false
+        if !statement.isCached {
+            uncachedStatements.removeValue(forKey: ObjectIdentifier(statement))
+            statement.finalize()
+        }
+    }
+
+    private func evictOldest() {
+        guard !cacheOrder.isEmpty else { return }
+        let sql = cacheOrder.removeFirst()
+        guard let statement = statementCache.removeValue(forKey: sql) else { return }
+        statement.isCached = false
+        if statement.isInUse {
+            // Its cursor finalizes it on release; track it so close() can finalize it too.
+            uncachedStatements[ObjectIdentifier(statement)] = statement
+        } else {
+            statement.finalize()
+        }
+    }
+
+    private func prepare(_ sql: String, db: OpaquePointer, persistent: Bool) throws -> SQLiteStatement {
+        var handle: OpaquePointer?
+        var hasMoreStatements = false
+        let flags: UInt32 = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
+        let rc = sql.withCString { cSQL -> Int32 in
+            var tail: UnsafePointer<CChar>?
+            let rc = sqlite3_prepare_v3(db, cSQL, Int32(clamping: sql.utf8.count + 1), flags, &handle, &tail)
+            if rc == SQLITE_OK, let tail, tail.pointee != 0 {
+                hasMoreStatements = Self.tailHasStatement(tail, db: db)
+            }
+            return rc
+        }
+        guard rc == SQLITE_OK else {
+            let message = sqliteMessage(db, code: rc)
+            sqlite3_finalize(handle)
+            throw mapSQLiteError(code: rc, message: message, sql: sql)
+        }
+        guard let handle else {
+            throw DatabaseError.misuse("the SQL contains no statement: \(sql.debugDescription)")
+        }
+        if hasMoreStatements {
+            sqlite3_finalize(handle)
+            throw DatabaseError.misuse(
+                "the SQL contains more than one statement; run scripts with executeScript: \(sql)")
+        }
+        return SQLiteStatement(handle: handle, sql: sql, isCached: false)
+    }
+
+    /// True when the text after the first statement holds another statement (not just
+    /// whitespace, semicolons or comments).
+    private static func tailHasStatement(_ tail: UnsafePointer<CChar>, db: OpaquePointer) -> Bool {
+        var p = tail
+        while p.pointee != 0 {
+            switch UInt8(bitPattern: p.pointee) {
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: ";"):
+                p += 1
+            default:
+                // Something else (a comment or a statement): let SQLite decide.
+                var next: OpaquePointer?
+                let rc = sqlite3_prepare_v3(db, p, -1, 0, &next, nil)
+                sqlite3_finalize(next)
+                return rc != SQLITE_OK || next != nil
+            }
+        }
+        return false
+    }
+}

@@ -1,0 +1,71 @@
+import CSQLite
+import Unity
+
+/// Streams the rows of one statement. The first step runs when the cursor opens, so that
+/// errors surface at `openCursor` and ``layout`` reflects any re-preparation SQLite did.
+final class SQLiteCursor: DriverCursor {
+    let layout: RowLayout
+
+    private var connection: SQLiteConnection?
+    private let statement: SQLiteStatement
+    private let db: OpaquePointer
+    private let columnCount: Int32
+    /// True when the first step produced a row that `next()` has not returned yet.
+    private var hasPendingRow: Bool
+    /// Storage reused between rows (copy-on-write keeps rows the caller kept intact).
+    private var values: [DatabaseValue] = []
+
+    init(connection: SQLiteConnection, statement: SQLiteStatement, db: OpaquePointer) throws {
+        guard let handle = statement.handle else {
+            throw DatabaseError.misuse("the statement was finalized because its connection closed")
+        }
+        let rc = sqlite3_step(handle)
+        guard rc == SQLITE_ROW || rc == SQLITE_DONE else {
+            throw mapSQLiteError(code: rc, message: sqliteMessage(db, code: rc), sql: statement.sql)
+        }
+        self.statement = statement
+        self.db = db
+        self.layout = statement.layout()
+        self.columnCount = sqlite3_column_count(handle)
+        self.hasPendingRow = rc == SQLITE_ROW
+        self.values.reserveCapacity(Int(columnCount))
+        self.connection = connection
+        if rc == SQLITE_DONE { close() }
+    }
+
+    deinit {
+        close()
+    }
+
+    func next() throws -> Row? {
+        guard connection != nil else { return nil }
+        guard let handle = statement.handle else {
+            close()
+            throw DatabaseError.misuse("the cursor's connection was closed while the cursor was open")
+        }
+        if hasPendingRow {
+            hasPendingRow = false
+        } else {
+            let rc = sqlite3_step(handle)
+            if rc == SQLITE_DONE {
+                close()
+                return nil
+            }
+            guard rc == SQLITE_ROW else {
+                let error = mapSQLiteError(code: rc, message: sqliteMessage(db, code: rc), sql: statement.sql)
+                close()
+                throw error
+            }
+        }
+        values.removeAll(keepingCapacity: true)
+        statement.readRow(into: &values, columnCount: columnCount)
+        return Row(layout: layout, values: values)
+    }
+
+    func close() {
+        guard let connection else { return }
+        self.connection = nil
+        hasPendingRow = false
+        connection.release(statement)
+    }
+}

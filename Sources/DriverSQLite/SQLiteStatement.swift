@@ -1,0 +1,176 @@
+import CSQLite
+import Foundation
+import Unity
+
+/// SQLite's `SQLITE_TRANSIENT` destructor: SQLite copies the bound bytes before the bind call
+/// returns. The C macro is a cast of -1 to a function pointer, which Swift does not import.
+@inline(__always)
+var sqliteTransient: sqlite3_destructor_type {
+    unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+}
+
+/// One prepared statement, either held by the connection's cache or prepared for a single use
+/// because the cached one was busy in an open cursor.
+final class SQLiteStatement {
+    /// The statement handle; nil once finalized (after which nothing may step it).
+    private(set) var handle: OpaquePointer?
+    /// The SQL text the statement was prepared from.
+    let sql: String
+    /// True while the statement is owned by the connection's cache. An evicted statement that
+    /// is still in use is finalized when its user releases it.
+    var isCached: Bool
+    /// True while an `execute`, `executeBatch` or cursor is using the statement.
+    var isInUse = false
+
+    private var cachedLayout: RowLayout?
+    private var layoutReprepareCount: Int32 = 0
+
+    init(handle: OpaquePointer, sql: String, isCached: Bool) {
+        self.handle = handle
+        self.sql = sql
+        self.isCached = isCached
+    }
+
+    /// The result columns. Built once per statement and rebuilt only when SQLite re-prepared
+    /// the statement after a schema change (which can change the columns of `SELECT *`).
+    /// Call it after the first `sqlite3_step`, since re-preparation happens inside step.
+    func layout() -> RowLayout {
+        guard let handle else { return RowLayout(columnNames: []) }
+        let reprepares = sqlite3_stmt_status(handle, SQLITE_STMTSTATUS_REPREPARE, 0)
+        if let cachedLayout, reprepares == layoutReprepareCount {
+            return cachedLayout
+        }
+        let count = Int(sqlite3_column_count(handle))
+        var names = [String]()
+        names.reserveCapacity(count)
+        for i in 0..<count {
+            if let cName = sqlite3_column_name(handle, Int32(i)) {
+                names.append(String(cString: cName))
+            } else {
+                names.append("?column?")
+            }
+        }
+        let layout = RowLayout(columnNames: names)
+        cachedLayout = layout
+        layoutReprepareCount = reprepares
+        return layout
+    }
+
+    /// Binds `values` to the statement's parameters, in order.
+    ///
+    /// Text and blobs are bound with `SQLITE_TRANSIENT` (SQLite copies them): a Swift string's
+    /// bytes are only guaranteed to stay put inside `withUTF8`, and a cursor keeps the
+    /// statement bound long after this call returns.
+    func bind(_ values: [DatabaseValue], db: OpaquePointer?) throws {
+        guard let handle else { throw DatabaseError.misuse("the statement was finalized because its connection closed") }
+        let expected = Int(sqlite3_bind_parameter_count(handle))
+        guard expected == values.count else {
+            throw DatabaseError.misuse(
+                "the statement has \(expected) parameter(s) but \(values.count) binding(s) were given: \(sql)")
+        }
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let rc: Int32
+            switch value {
+            case .null:
+                rc = sqlite3_bind_null(handle, index)
+            case .integer(let v):
+                rc = sqlite3_bind_int64(handle, index, v)
+            case .double(let v):
+                guard !v.isNaN else {
+                    throw DatabaseError.misuse(
+                        "binding \(index) is NaN, which SQLite would silently store as NULL; "
+                            + "store NaN as NULL or as text explicitly: \(sql)")
+                }
+                rc = sqlite3_bind_double(handle, index, v)
+            case .text(let s), .json(let s):
+                rc = Self.bindText(s, handle: handle, index: index)
+            case .blob(let data):
+                if data.isEmpty {
+                    // A NULL pointer would bind SQL NULL; an empty blob must stay an empty blob.
+                    rc = sqlite3_bind_zeroblob(handle, index, 0)
+                } else {
+                    rc = data.withUnsafeBytes { raw in
+                        sqlite3_bind_blob64(handle, index, raw.baseAddress, UInt64(raw.count), sqliteTransient)
+                    }
+                }
+            case .bool(let b):
+                rc = sqlite3_bind_int64(handle, index, b ? 1 : 0)
+            case .date(let date):
+                rc = Self.bindText(DateText.format(date), handle: handle, index: index)
+            case .uuid(let uuid):
+                rc = withUnsafeBytes(of: uuid.uuid) { raw in
+                    sqlite3_bind_blob64(handle, index, raw.baseAddress, UInt64(raw.count), sqliteTransient)
+                }
+            case .decimal(let decimal):
+                rc = Self.bindText(decimal.description, handle: handle, index: index)
+            }
+            if rc != SQLITE_OK {
+                throw mapSQLiteError(code: rc, message: sqliteMessage(db, code: rc), sql: sql)
+            }
+        }
+    }
+
+    @inline(__always)
+    private static func bindText(_ text: String, handle: OpaquePointer, index: Int32) -> Int32 {
+        var text = text
+        return text.withUTF8 { utf8 in
+            // An empty buffer may have no address; a NULL pointer would bind SQL NULL.
+            guard let base = utf8.baseAddress, utf8.count > 0 else {
+                return sqlite3_bind_text64(handle, index, "", 0, sqliteTransient, UInt8(SQLITE_UTF8))
+            }
+            return base.withMemoryRebound(to: CChar.self, capacity: utf8.count) { chars in
+                sqlite3_bind_text64(handle, index, chars, UInt64(utf8.count), sqliteTransient, UInt8(SQLITE_UTF8))
+            }
+        }
+    }
+
+    /// Appends the current row's column values to `values`, reading text and blobs straight
+    /// from SQLite's buffers (with their byte lengths, so embedded NUL bytes survive).
+    @inline(__always)
+    func readRow(into values: inout [DatabaseValue], columnCount: Int32) {
+        guard let handle else { return }
+        var i: Int32 = 0
+        while i < columnCount {
+            switch sqlite3_column_type(handle, i) {
+            case SQLITE_INTEGER:
+                values.append(.integer(sqlite3_column_int64(handle, i)))
+            case SQLITE_FLOAT:
+                values.append(.double(sqlite3_column_double(handle, i)))
+            case SQLITE_TEXT:
+                // sqlite3_column_text first, then sqlite3_column_bytes, as SQLite documents.
+                if let text = sqlite3_column_text(handle, i) {
+                    let count = Int(sqlite3_column_bytes(handle, i))
+                    values.append(.text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)))
+                } else {
+                    values.append(.text(""))
+                }
+            case SQLITE_BLOB:
+                if let blob = sqlite3_column_blob(handle, i) {
+                    let count = Int(sqlite3_column_bytes(handle, i))
+                    values.append(.blob(Data(bytes: blob, count: count)))
+                } else {
+                    values.append(.blob(Data()))
+                }
+            default:
+                values.append(.null)
+            }
+            i += 1
+        }
+    }
+
+    /// Resets the statement and clears its bindings, so that it holds no lock and no copy of
+    /// the bound values. Errors were already reported by the failing step.
+    func reset() {
+        guard let handle else { return }
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    /// Finalizes the statement. Safe to call more than once.
+    func finalize() {
+        guard let handle else { return }
+        sqlite3_finalize(handle)
+        self.handle = nil
+    }
+}

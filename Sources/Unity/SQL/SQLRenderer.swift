@@ -1,0 +1,872 @@
+import Foundation
+
+/// The one SQL renderer: walks a statement and writes it in a dialect's spelling.
+///
+/// It runs in two modes over the very same code path, so that the SQL text and the order of
+/// bind values can never disagree with the shape used as a cache key:
+/// - `.text` writes SQL text and collects bind values;
+/// - `.shape` writes nothing, collects the bind values, and hashes everything else the
+///   text mode would have written (keywords by address, identifiers and inline literals by
+///   bytes). Validation that only depends on what is hashed is skipped in this mode: a
+///   cache hit means the same shape already rendered, and was validated, once.
+struct SQLRenderer {
+    enum Mode { case text, shape }
+
+    let dialect: SQLDialect
+    let mode: Mode
+    private(set) var sql = ""
+    private(set) var bindings: [DatabaseValue] = []
+    private var primaryHasher = Hasher()
+    private var secondaryHasher = Hasher()
+    /// Inside DDL, values cannot be bound (PostgreSQL refuses parameters in utility
+    /// statements), so bind values are spelled as literals there.
+    private var inlineValues = false
+
+    init(dialect: SQLDialect, mode: Mode) {
+        self.dialect = dialect
+        self.mode = mode
+        if mode == .text { sql.reserveCapacity(256) }
+        secondaryHasher.combine(0x5EED_CAFE as UInt32)
+    }
+
+    var shapeKey: SQLShapeKey {
+        SQLShapeKey(primary: primaryHasher.finalize(), secondary: secondaryHasher.finalize(), bindingCount: bindings.count)
+    }
+
+    // MARK: Primitive writers
+
+    private mutating func write(_ s: StaticString) {
+        switch mode {
+        case .text:
+            s.withUTF8Buffer { sql.append(String(decoding: $0, as: UTF8.self)) }
+        case .shape:
+            if s.hasPointerRepresentation {
+                let address = Int(bitPattern: s.utf8Start)
+                primaryHasher.combine(address)
+                secondaryHasher.combine(address)
+            } else {
+                primaryHasher.combine(s.unicodeScalar.value)
+                secondaryHasher.combine(s.unicodeScalar.value)
+            }
+        }
+    }
+
+    /// Writes text whose content matters to the shape (type names, inline literals).
+    private mutating func writeText(_ s: String) {
+        switch mode {
+        case .text: sql.append(s)
+        case .shape: hashBytes(s)
+        }
+    }
+
+    private mutating func hashBytes(_ s: String) {
+        var copy = s
+        copy.withUTF8 { buffer in
+            primaryHasher.combine(bytes: UnsafeRawBufferPointer(buffer))
+            secondaryHasher.combine(bytes: UnsafeRawBufferPointer(buffer))
+        }
+        primaryHasher.combine(s.utf8.count)
+        secondaryHasher.combine(s.utf8.count)
+    }
+
+    private mutating func identifier(_ name: String) throws {
+        switch mode {
+        case .text:
+            if name.isEmpty { throw DatabaseError.misuse("an SQL identifier (table, column, alias or index name) is empty; give it a name") }
+            if name.utf8.contains(0) { throw DatabaseError.misuse("the SQL identifier \(dialect.quoteIdentifier(name)) contains a NUL character, which no database accepts") }
+            sql.append(dialect.quoteIdentifier(name))
+        case .shape:
+            hashBytes(name)
+        }
+    }
+
+    private mutating func identifierList(_ names: [String]) throws {
+        write("(")
+        for (i, name) in names.enumerated() {
+            if i > 0 { write(", ") }
+            try identifier(name)
+        }
+        write(")")
+    }
+
+    private mutating func bind(_ value: DatabaseValue) throws {
+        if inlineValues { return try inlineLiteral(value) }
+        bindings.append(value)
+        guard mode == .text else { return }
+        switch dialect.placeholderStyle {
+        case .questionMark: sql.append("?")
+        case .dollarNumbered: sql.append("$"); sql.append(String(bindings.count))
+        }
+    }
+
+    // MARK: Statements
+
+    mutating func render(_ statement: SQLStatement) throws {
+        switch statement {
+        case .begin, .commit, .rollback, .savepoint, .releaseSavepoint, .rollbackToSavepoint:
+            throw DatabaseError.misuse("transaction control statements are rendered by SQLDialect.render(_:)")
+        case .raw(let fragment): try self.fragment(fragment)
+        case .select(let s): try select(s)
+        case .insert(let s): try insert(s)
+        case .update(let s): try update(s)
+        case .delete(let s): try delete(s)
+        case .createTable(let s): try createTable(s)
+        case .dropTable(let s):
+            write("DROP TABLE ")
+            if s.ifExists { write("IF EXISTS ") }
+            try identifier(s.name)
+        case .createIndex(let s): try createIndex(s)
+        case .dropIndex(let s):
+            write("DROP INDEX ")
+            if s.ifExists { write("IF EXISTS ") }
+            try identifier(s.name)
+        case .alterTable(let s): try alterTable(s)
+        }
+    }
+
+    // MARK: SELECT
+
+    private mutating func select(_ s: SQLSelect) throws {
+        try selectCore(s)
+        for member in s.compounds {
+            let m = member.select
+            if !m.orderBy.isEmpty || m.limit != nil || m.offset != nil || !m.compounds.isEmpty {
+                throw DatabaseError.misuse("a SELECT combined by \(member.op.rawValue) cannot have its own ORDER BY, LIMIT, OFFSET or compounds; put them on the first SELECT, where they apply to the whole result")
+            }
+            switch member.op {
+            case .union: write(" UNION ")
+            case .unionAll: write(" UNION ALL ")
+            case .intersect: write(" INTERSECT ")
+            case .except: write(" EXCEPT ")
+            }
+            try selectCore(m)
+        }
+        if !s.orderBy.isEmpty {
+            write(" ORDER BY ")
+            for (i, term) in s.orderBy.enumerated() {
+                if i > 0 { write(", ") }
+                try expression(term.expression)
+                write(term.direction == .ascending ? " ASC" : " DESC")
+                switch term.nulls {
+                case .first: write(" NULLS FIRST")
+                case .last: write(" NULLS LAST")
+                case nil: break
+                }
+            }
+        }
+        if let limit = s.limit {
+            write(" LIMIT ")
+            try bind(.integer(Int64(limit)))
+        } else if s.offset != nil, dialect.offsetRequiresLimit {
+            write(" LIMIT -1")
+        }
+        if let offset = s.offset {
+            write(" OFFSET ")
+            try bind(.integer(Int64(offset)))
+        }
+    }
+
+    private mutating func selectCore(_ s: SQLSelect) throws {
+        write(s.distinct ? "SELECT DISTINCT " : "SELECT ")
+        try selectList(s.columns)
+        if let from = s.from {
+            write(" FROM ")
+            try tableSource(from)
+        } else if !s.joins.isEmpty {
+            throw DatabaseError.misuse("a SELECT with joins needs a FROM table")
+        }
+        for join in s.joins {
+            switch join {
+            case .fragment(let f):
+                write(" ")
+                try fragment(f)
+            case .join(let kind, let source, let condition):
+                switch kind {
+                case .inner: write(" INNER JOIN ")
+                case .left: write(" LEFT JOIN ")
+                case .right: write(" RIGHT JOIN ")
+                case .full: write(" FULL JOIN ")
+                case .cross: write(" CROSS JOIN ")
+                }
+                try tableSource(source)
+                if let condition {
+                    if kind == .cross { throw DatabaseError.misuse("a CROSS JOIN takes no ON condition; use an INNER JOIN to join on a condition") }
+                    write(" ON ")
+                    try expression(condition)
+                } else if kind != .cross {
+                    throw DatabaseError.misuse("\(kind.rawValue) needs an ON condition; use a CROSS JOIN for a join without one")
+                }
+            }
+        }
+        if let w = s.whereCondition {
+            write(" WHERE ")
+            try expression(w)
+        }
+        if !s.groupBy.isEmpty {
+            write(" GROUP BY ")
+            try expressionList(s.groupBy)
+        }
+        if let h = s.having {
+            write(" HAVING ")
+            try expression(h)
+        }
+    }
+
+    private mutating func selectList(_ columns: [SQLSelectColumn]) throws {
+        if columns.isEmpty { return write("*") }
+        for (i, column) in columns.enumerated() {
+            if i > 0 { write(", ") }
+            switch column {
+            case .all(let table):
+                if let table {
+                    try identifier(table)
+                    write(".*")
+                } else {
+                    write("*")
+                }
+            case .expression(let e, let alias):
+                try expression(e)
+                if let alias {
+                    write(" AS ")
+                    try identifier(alias)
+                }
+            }
+        }
+    }
+
+    private mutating func tableSource(_ source: SQLTableSource) throws {
+        switch source {
+        case .table(let name, let alias):
+            try identifier(name)
+            if let alias {
+                write(" AS ")
+                try identifier(alias)
+            }
+        case .subquery(let query, let alias):
+            write("(")
+            try select(query)
+            write(") AS ")
+            try identifier(alias)
+        case .fragment(let f):
+            try fragment(f)
+        }
+    }
+
+    // MARK: INSERT, UPDATE, DELETE
+
+    private mutating func insert(_ s: SQLInsert) throws {
+        write("INSERT INTO ")
+        try identifier(s.table)
+        switch s.source {
+        case .defaultValues:
+            if !s.columns.isEmpty { throw DatabaseError.misuse("INSERT … DEFAULT VALUES into \(dialect.quoteIdentifier(s.table)) takes no column list") }
+            write(" DEFAULT VALUES")
+        case .values(let rows):
+            if rows.isEmpty { throw DatabaseError.misuse("INSERT into \(dialect.quoteIdentifier(s.table)) has no rows; give at least one row or use DEFAULT VALUES") }
+            if !s.columns.isEmpty {
+                write(" ")
+                try identifierList(s.columns)
+            }
+            write(" VALUES ")
+            for (i, row) in rows.enumerated() {
+                if !s.columns.isEmpty, row.count != s.columns.count {
+                    throw DatabaseError.misuse("INSERT into \(dialect.quoteIdentifier(s.table)): row \(i + 1) has \(row.count) values for \(s.columns.count) columns")
+                }
+                if row.isEmpty { throw DatabaseError.misuse("INSERT into \(dialect.quoteIdentifier(s.table)): row \(i + 1) is empty") }
+                if i > 0 { write(", ") }
+                write("(")
+                try expressionList(row)
+                write(")")
+            }
+        case .select(var query):
+            if !s.columns.isEmpty {
+                write(" ")
+                try identifierList(s.columns)
+            }
+            write(" ")
+            if s.onConflict != nil, dialect.upsertSelectNeedsWhere, query.whereCondition == nil, query.compounds.isEmpty {
+                query.whereCondition = .true
+            }
+            try select(query)
+        }
+        if let conflict = s.onConflict {
+            guard dialect.supportsUpsert else { throw DatabaseError.misuse("the \(dialect.name) dialect has no INSERT … ON CONFLICT") }
+            write(" ON CONFLICT")
+            if !conflict.target.isEmpty {
+                write(" ")
+                try identifierList(conflict.target)
+            }
+            switch conflict.action {
+            case .doNothing:
+                write(" DO NOTHING")
+            case .doUpdate(let assignments, let condition):
+                if conflict.target.isEmpty {
+                    throw DatabaseError.misuse("ON CONFLICT DO UPDATE on \(dialect.quoteIdentifier(s.table)) needs the conflict target columns (the unique key that conflicts)")
+                }
+                write(" DO UPDATE SET ")
+                try assignmentList(assignments, table: s.table)
+                if let condition {
+                    write(" WHERE ")
+                    try expression(condition)
+                }
+            }
+        }
+        try returning(s.returning)
+    }
+
+    private mutating func update(_ s: SQLUpdate) throws {
+        write("UPDATE ")
+        try identifier(s.table)
+        write(" SET ")
+        try assignmentList(s.assignments, table: s.table)
+        if let w = s.whereCondition {
+            write(" WHERE ")
+            try expression(w)
+        }
+        try returning(s.returning)
+    }
+
+    private mutating func delete(_ s: SQLDelete) throws {
+        write("DELETE FROM ")
+        try identifier(s.table)
+        if let w = s.whereCondition {
+            write(" WHERE ")
+            try expression(w)
+        }
+        try returning(s.returning)
+    }
+
+    private mutating func assignmentList(_ assignments: [SQLAssignment], table: String) throws {
+        if assignments.isEmpty { throw DatabaseError.misuse("an UPDATE of \(dialect.quoteIdentifier(table)) sets no column; give at least one assignment") }
+        for (i, a) in assignments.enumerated() {
+            if i > 0 { write(", ") }
+            try identifier(a.column)
+            write(" = ")
+            try expression(a.value)
+        }
+    }
+
+    private mutating func returning(_ columns: [SQLSelectColumn]) throws {
+        if columns.isEmpty { return }
+        guard dialect.supportsReturning else { throw DatabaseError.misuse("the \(dialect.name) dialect has no RETURNING clause") }
+        write(" RETURNING ")
+        try selectList(columns)
+    }
+
+    // MARK: DDL
+
+    private mutating func createTable(_ s: SQLCreateTable) throws {
+        inlineValues = true
+        defer { inlineValues = false }
+        if s.columns.isEmpty { throw DatabaseError.misuse("CREATE TABLE \(dialect.quoteIdentifier(s.name)) has no columns") }
+        if s.columns.filter({ $0.primaryKey != nil }).count > 1 {
+            throw DatabaseError.misuse("CREATE TABLE \(dialect.quoteIdentifier(s.name)) marks several columns PRIMARY KEY; declare a composite key as a table constraint")
+        }
+        var primaryKeyColumns = Set<String>()
+        for case .primaryKey(let columns, _) in s.constraints { primaryKeyColumns.formUnion(columns) }
+        write("CREATE TABLE ")
+        if s.ifNotExists { write("IF NOT EXISTS ") }
+        try identifier(s.name)
+        write(" (")
+        for (i, column) in s.columns.enumerated() {
+            if i > 0 { write(", ") }
+            try columnDefinition(column, inTablePrimaryKey: primaryKeyColumns.contains(column.name))
+        }
+        for constraint in s.constraints {
+            write(", ")
+            try tableConstraint(constraint)
+        }
+        write(")")
+    }
+
+    private mutating func columnDefinition(_ c: SQLColumnDefinition, inTablePrimaryKey: Bool) throws {
+        try identifier(c.name)
+        write(" ")
+        var notNull = c.notNull
+        switch c.primaryKey {
+        case .autoIncrement:
+            writeText(dialect.autoIncrementPrimaryKey)
+        case .plain:
+            writeText(dialect.typeName(c.type))
+            write(" PRIMARY KEY")
+            if dialect.primaryKeyNeedsExplicitNotNull { notNull = true }
+        case nil:
+            writeText(dialect.typeName(c.type))
+            if inTablePrimaryKey, dialect.primaryKeyNeedsExplicitNotNull { notNull = true }
+        }
+        if notNull { write(" NOT NULL") }
+        if c.unique { write(" UNIQUE") }
+        if let d = c.defaultValue {
+            write(" DEFAULT ")
+            switch d {
+            case .literal, .bind:
+                try expression(d)
+            default:
+                write("(")
+                try expression(d)
+                write(")")
+            }
+        }
+        if let check = c.check {
+            write(" CHECK (")
+            try expression(check)
+            write(")")
+        }
+        if let r = c.references { try reference(r) }
+    }
+
+    private mutating func tableConstraint(_ constraint: SQLTableConstraint) throws {
+        func name(_ n: String?, _ r: inout SQLRenderer) throws {
+            guard let n else { return }
+            r.write("CONSTRAINT ")
+            try r.identifier(n)
+            r.write(" ")
+        }
+        switch constraint {
+        case .primaryKey(let columns, let n):
+            try name(n, &self)
+            write("PRIMARY KEY ")
+            try identifierList(columns)
+        case .unique(let columns, let n):
+            try name(n, &self)
+            write("UNIQUE ")
+            try identifierList(columns)
+        case .check(let condition, let n):
+            try name(n, &self)
+            write("CHECK (")
+            try expression(condition)
+            write(")")
+        case .foreignKey(let columns, let r, let n):
+            try name(n, &self)
+            write("FOREIGN KEY ")
+            try identifierList(columns)
+            try reference(r)
+        }
+    }
+
+    private mutating func reference(_ r: SQLForeignKeyReference) throws {
+        write(" REFERENCES ")
+        try identifier(r.table)
+        if !r.columns.isEmpty {
+            write(" ")
+            try identifierList(r.columns)
+        }
+        if let action = r.onDelete {
+            write(" ON DELETE ")
+            referentialAction(action)
+        }
+        if let action = r.onUpdate {
+            write(" ON UPDATE ")
+            referentialAction(action)
+        }
+    }
+
+    private mutating func referentialAction(_ action: SQLForeignKeyAction) {
+        switch action {
+        case .cascade: write("CASCADE")
+        case .setNull: write("SET NULL")
+        case .setDefault: write("SET DEFAULT")
+        case .restrict: write("RESTRICT")
+        case .noAction: write("NO ACTION")
+        }
+    }
+
+    private mutating func createIndex(_ s: SQLCreateIndex) throws {
+        inlineValues = true
+        defer { inlineValues = false }
+        if s.columns.isEmpty { throw DatabaseError.misuse("CREATE INDEX \(dialect.quoteIdentifier(s.name)) has no columns") }
+        write(s.unique ? "CREATE UNIQUE INDEX " : "CREATE INDEX ")
+        if s.ifNotExists { write("IF NOT EXISTS ") }
+        try identifier(s.name)
+        write(" ON ")
+        try identifier(s.table)
+        write(" ")
+        try identifierList(s.columns)
+        if let w = s.whereCondition {
+            write(" WHERE ")
+            try expression(w)
+        }
+    }
+
+    private mutating func alterTable(_ s: SQLAlterTable) throws {
+        inlineValues = true
+        defer { inlineValues = false }
+        write("ALTER TABLE ")
+        try identifier(s.table)
+        switch s.change {
+        case .addColumn(let c):
+            write(" ADD COLUMN ")
+            try columnDefinition(c, inTablePrimaryKey: false)
+        case .renameTo(let name):
+            write(" RENAME TO ")
+            try identifier(name)
+        case .renameColumn(let old, let new):
+            write(" RENAME COLUMN ")
+            try identifier(old)
+            write(" TO ")
+            try identifier(new)
+        case .dropColumn(let name):
+            write(" DROP COLUMN ")
+            try identifier(name)
+        }
+    }
+
+    // MARK: Expressions
+
+    private mutating func expressionList(_ list: [SQLExpression]) throws {
+        for (i, e) in list.enumerated() {
+            if i > 0 { write(", ") }
+            try expression(e)
+        }
+    }
+
+    /// Whether an expression renders as one token-like unit that never needs parentheses.
+    private static func isAtomic(_ e: SQLExpression) -> Bool {
+        switch e {
+        case .column, .allColumns, .bind, .literal, .subquery, .function, .countAll, .caseWhen, .cast, .excluded:
+            return true
+        case .unary, .binary, .and, .or, .isNull, .isDistinctFrom, .between, .like, .inList, .inSubquery, .exists, .fragment:
+            return false
+        }
+    }
+
+    /// Writes an operand of an operator: parenthesized unless atomic.
+    private mutating func operand(_ e: SQLExpression) throws {
+        if Self.isAtomic(e) { return try expression(e) }
+        write("(")
+        try expression(e)
+        write(")")
+    }
+
+    /// Writes an operand of AND/OR. Comparisons and predicates bind tighter than AND and OR
+    /// on every backend, so they go bare; nested AND/OR, NOT and raw fragments (whose text
+    /// is unknown) are parenthesized.
+    private mutating func logicalOperand(_ e: SQLExpression) throws {
+        switch e {
+        case .and, .or, .fragment, .unary(.not, _):
+            write("(")
+            try expression(e)
+            write(")")
+        default:
+            try expression(e)
+        }
+    }
+
+    private mutating func expression(_ e: SQLExpression) throws {
+        switch e {
+        case .column(let table, let name):
+            if let table {
+                try identifier(table)
+                write(".")
+            }
+            try identifier(name)
+        case .allColumns(let table):
+            if let table {
+                try identifier(table)
+                write(".*")
+            } else {
+                write("*")
+            }
+        case .bind(let value):
+            try bind(value)
+        case .literal(let literal):
+            try self.literal(literal)
+        case .unary(let op, let x):
+            switch op {
+            case .not: write("NOT ")
+            case .negate: write("-")
+            }
+            try operand(x)
+        case .binary(let lhs, let op, let rhs):
+            try operand(lhs)
+            switch op {
+            case .equal: write(" = ")
+            case .notEqual: write(" <> ")
+            case .less: write(" < ")
+            case .lessOrEqual: write(" <= ")
+            case .greater: write(" > ")
+            case .greaterOrEqual: write(" >= ")
+            case .add: write(" + ")
+            case .subtract: write(" - ")
+            case .multiply: write(" * ")
+            case .divide: write(" / ")
+            case .modulo: write(" % ")
+            case .concat: write(" || ")
+            }
+            try operand(rhs)
+        case .and(let terms):
+            if terms.isEmpty { return write("1 = 1") }
+            for (i, t) in terms.enumerated() {
+                if i > 0 { write(" AND ") }
+                try logicalOperand(t)
+            }
+        case .or(let terms):
+            if terms.isEmpty { return write("1 = 0") }
+            for (i, t) in terms.enumerated() {
+                if i > 0 { write(" OR ") }
+                try logicalOperand(t)
+            }
+        case .isNull(let x, let negated):
+            try operand(x)
+            write(negated ? " IS NOT NULL" : " IS NULL")
+        case .isDistinctFrom(let lhs, let rhs, let negated):
+            try operand(lhs)
+            if dialect.supportsIsDistinctFrom {
+                write(negated ? " IS NOT DISTINCT FROM " : " IS DISTINCT FROM ")
+            } else {
+                write(negated ? " IS " : " IS NOT ")
+            }
+            try operand(rhs)
+        case .between(let x, let low, let high, let negated):
+            try operand(x)
+            write(negated ? " NOT BETWEEN " : " BETWEEN ")
+            try operand(low)
+            write(" AND ")
+            try operand(high)
+        case .like(let x, let pattern, let escape, let caseInsensitive, let negated):
+            if caseInsensitive, dialect.caseInsensitiveLike == .lowerBothSides {
+                write("lower(")
+                try expression(x)
+                write(negated ? ") NOT LIKE lower(" : ") LIKE lower(")
+                try expression(pattern)
+                write(")")
+            } else {
+                try operand(x)
+                if caseInsensitive {
+                    write(negated ? " NOT ILIKE " : " ILIKE ")
+                } else {
+                    write(negated ? " NOT LIKE " : " LIKE ")
+                }
+                try operand(pattern)
+            }
+            if let escape {
+                write(" ESCAPE ")
+                try operand(escape)
+            }
+        case .inList(let x, let list, let negated):
+            // An empty list matches nothing; `x IN ()` is a syntax error on PostgreSQL.
+            if list.isEmpty { return write(negated ? "1 = 1" : "1 = 0") }
+            try operand(x)
+            write(negated ? " NOT IN (" : " IN (")
+            try expressionList(list)
+            write(")")
+        case .inSubquery(let x, let query, let negated):
+            try operand(x)
+            write(negated ? " NOT IN (" : " IN (")
+            try select(query)
+            write(")")
+        case .exists(let query, let negated):
+            write(negated ? "NOT EXISTS (" : "EXISTS (")
+            try select(query)
+            write(")")
+        case .subquery(let query):
+            write("(")
+            try select(query)
+            write(")")
+        case .function(let name, let arguments, let distinct):
+            try functionName(name)
+            write(distinct ? "(DISTINCT " : "(")
+            try expressionList(arguments)
+            write(")")
+        case .countAll:
+            write("COUNT(*)")
+        case .caseWhen(let branches, let otherwise):
+            if branches.isEmpty { throw DatabaseError.misuse("a CASE expression needs at least one WHEN branch") }
+            write("CASE")
+            for b in branches {
+                write(" WHEN ")
+                try expression(b.condition)
+                write(" THEN ")
+                try expression(b.result)
+            }
+            if let otherwise {
+                write(" ELSE ")
+                try expression(otherwise)
+            }
+            write(" END")
+        case .cast(let x, let type):
+            write("CAST(")
+            try expression(x)
+            write(" AS ")
+            writeText(dialect.typeName(type))
+            write(")")
+        case .excluded(let column):
+            write("excluded.")
+            try identifier(column)
+        case .fragment(let f):
+            try fragment(f)
+        }
+    }
+
+    private mutating func functionName(_ name: String) throws {
+        if mode == .text {
+            let utf8 = name.utf8
+            let valid = !utf8.isEmpty && utf8.allSatisfy { b in
+                (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x5F || b == 0x2E
+            } && !(utf8.first.map { $0 >= 0x30 && $0 <= 0x39 } ?? true)
+            if !valid {
+                throw DatabaseError.misuse("\"\(name)\" is not a valid SQL function name: use letters, digits, '_' and '.' only, not starting with a digit")
+            }
+        }
+        writeText(name)
+    }
+
+    private mutating func literal(_ literal: SQLLiteral) throws {
+        switch literal {
+        case .null: write("NULL")
+        case .bool(let b): writeText(b ? dialect.booleanLiterals.true : dialect.booleanLiterals.false)
+        case .default: write("DEFAULT")
+        case .currentTimestamp: write("CURRENT_TIMESTAMP")
+        case .integer(let i): writeText(String(i))
+        case .double(let d):
+            guard d.isFinite else { throw DatabaseError.misuse("the non-finite number \(d) cannot be written as an SQL literal; bind it as a value instead") }
+            writeText(String(d))
+        case .string(let s): writeText(Self.quoteString(s))
+        }
+    }
+
+    /// Spells a value as an inline literal (DDL only).
+    private mutating func inlineLiteral(_ value: DatabaseValue) throws {
+        switch value {
+        case .null: write("NULL")
+        case .integer(let i): writeText(String(i))
+        case .double(let d): try literal(.double(d))
+        case .bool(let b): try literal(.bool(b))
+        case .text(let s), .json(let s): writeText(Self.quoteString(s))
+        case .decimal(let d): writeText(Self.quoteString(d.description))
+        case .date(let d): writeText(Self.quoteString(DateText.format(d) + dialect.inlineDateSuffix))
+        case .uuid(let u):
+            switch dialect.binaryLiteralStyle {
+            case .sqliteHex: writeText(Self.hexLiteral(withUnsafeBytes(of: u.uuid) { Data($0) }))
+            case .postgresEscape: writeText(Self.quoteString(u.uuidString.lowercased()))
+            }
+        case .blob(let data):
+            switch dialect.binaryLiteralStyle {
+            case .sqliteHex: writeText(Self.hexLiteral(data))
+            case .postgresEscape: writeText("'\\x" + Self.hex(data) + "'")
+            }
+        }
+    }
+
+    static func quoteString(_ s: String) -> String {
+        "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
+    }
+
+    private static func hex(_ data: Data) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(data.count * 2)
+        for byte in data {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func hexLiteral(_ data: Data) -> String { "x'" + hex(data) + "'" }
+
+    // MARK: Raw fragments
+
+    private mutating func fragment(_ f: SQLFragment) throws {
+        if mode == .shape {
+            // The text and the number of values identify the rendering; the scan that
+            // validated them ran when this shape was first rendered.
+            hashBytes(f.sql)
+            primaryHasher.combine(f.bindings.count)
+            secondaryHasher.combine(f.bindings.count)
+            for value in f.bindings { try bind(value) }
+            return
+        }
+        let pieces = try SQLFragmentScanner.split(f.sql, dialect: dialect)
+        let placeholderCount = pieces.count - 1
+        if placeholderCount != f.bindings.count {
+            throw DatabaseError.misuse("the raw SQL fragment \"\(f.sql)\" has \(placeholderCount) '?' placeholder(s) but \(f.bindings.count) value(s) were given; give one value per '?'")
+        }
+        sql.append(pieces[0])
+        for (value, piece) in zip(f.bindings, pieces.dropFirst()) {
+            try bind(value)
+            sql.append(piece)
+        }
+    }
+}
+
+/// Finds the `?` placeholders of a raw fragment, skipping those inside quoted strings,
+/// quoted identifiers and comments.
+enum SQLFragmentScanner {
+    /// Splits `sql` at each placeholder `?`: n placeholders give n + 1 pieces.
+    static func split(_ sql: String, dialect: SQLDialect) throws -> [String] {
+        let bytes = Array(sql.utf8)
+        var pieces: [String] = []
+        var start = 0
+        var i = 0
+        let n = bytes.count
+
+        func skip(until terminator: UInt8, from index: Int) -> Int {
+            var j = index
+            while j < n, bytes[j] != terminator { j += 1 }
+            return j + 1  // past the terminator (or past the end when unterminated)
+        }
+        func isIdentifierByte(_ b: UInt8) -> Bool {
+            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x5F || b >= 0x80
+        }
+
+        while i < n {
+            let b = bytes[i]
+            switch b {
+            case UInt8(ascii: "'"), UInt8(ascii: "\""):
+                // A doubled quote inside closes and reopens at once, which this loop handles
+                // by treating the second quote as a new quoted run.
+                i = skip(until: b, from: i + 1)
+            case UInt8(ascii: "`") where dialect.allowsBacktickAndBracketIdentifiers:
+                i = skip(until: b, from: i + 1)
+            case UInt8(ascii: "[") where dialect.allowsBacktickAndBracketIdentifiers:
+                i = skip(until: UInt8(ascii: "]"), from: i + 1)
+            case UInt8(ascii: "-") where i + 1 < n && bytes[i + 1] == UInt8(ascii: "-"):
+                i = skip(until: UInt8(ascii: "\n"), from: i + 2)
+            case UInt8(ascii: "/") where i + 1 < n && bytes[i + 1] == UInt8(ascii: "*"):
+                // PostgreSQL nests block comments; SQLite does not, and there a nested
+                // opener is just text, so counting depth only on PostgreSQL.
+                var depth = 1
+                var j = i + 2
+                while j < n, depth > 0 {
+                    if bytes[j] == UInt8(ascii: "*"), j + 1 < n, bytes[j + 1] == UInt8(ascii: "/") {
+                        depth -= 1
+                        j += 2
+                    } else if dialect.allowsDollarQuotedStrings, bytes[j] == UInt8(ascii: "/"), j + 1 < n, bytes[j + 1] == UInt8(ascii: "*") {
+                        depth += 1
+                        j += 2
+                    } else {
+                        j += 1
+                    }
+                }
+                i = j
+            case UInt8(ascii: "$") where dialect.allowsDollarQuotedStrings && (i == 0 || !isIdentifierByte(bytes[i - 1])):
+                // `$tag$ … $tag$`; `$1` (a positional parameter) is not a dollar quote.
+                var j = i + 1
+                if j < n, bytes[j] >= 0x30, bytes[j] <= 0x39 { i += 1; continue }
+                while j < n, isIdentifierByte(bytes[j]) { j += 1 }
+                guard j < n, bytes[j] == UInt8(ascii: "$") else { i += 1; continue }
+                let tag = Array(bytes[i...j])
+                var k = j + 1
+                var closed = false
+                while k + tag.count <= n {
+                    if bytes[k] == UInt8(ascii: "$"), Array(bytes[k..<(k + tag.count)]) == tag {
+                        k += tag.count
+                        closed = true
+                        break
+                    }
+                    k += 1
+                }
+                i = closed ? k : n
+            case UInt8(ascii: "?"):
+                pieces.append(String(decoding: bytes[start..<i], as: UTF8.self))
+                i += 1
+                start = i
+            default:
+                i += 1
+            }
+        }
+        pieces.append(String(decoding: bytes[start..<n], as: UTF8.self))
+        return pieces
+    }
+}

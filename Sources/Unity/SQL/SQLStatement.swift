@@ -1,0 +1,35 @@
+/// A whole SQL statement as a value, rendered by ``SQLDialect/render(_:)``.
+public indirect enum SQLStatement: Sendable, Hashable {
+    /// BEGIN.
+    case begin(TransactionKind)
+    /// COMMIT.
+    case commit
+    /// ROLLBACK.
+    case rollback
+    /// SAVEPOINT name.
+    case savepoint(String)
+    /// RELEASE SAVEPOINT name.
+    case releaseSavepoint(String)
+    /// ROLLBACK TO SAVEPOINT name.
+    case rollbackToSavepoint(String)
+    /// A raw statement with `?` placeholders.
+    case raw(SQLFragment)
+    /// SELECT (or a compound of SELECTs).
+    case select(SQLSelect)
+    /// INSERT, with optional upsert and RETURNING.
+    case insert(SQLInsert)
+    /// UPDATE.
+    case update(SQLUpdate)
+    /// DELETE.
+    case delete(SQLDelete)
+    /// CREATE TABLE.
+    case createTable(SQLCreateTable)
+    /// DROP TABLE.
+    case dropTable(SQLDropTable)
+    /// CREATE INDEX.
+    case createIndex(SQLCreateIndex)
+    /// DROP INDEX.
+    case dropIndex(SQLDropIndex)
+    /// ALTER TABLE.
+    case alterTable(SQLAlterTable)
+}

@@ -1,1 +1,0 @@
-// Tests for DriverSQLiteTests are added by their issues.

@@ -1,0 +1,236 @@
+import DriverSQLite
+import Foundation
+import Testing
+
+@Suite("SQLite connections")
+struct SQLiteConnectionTests {
+    @Test func driverDescribesItsPool() {
+        let file = SQLiteDriver(path: "/tmp/x.sqlite", readers: 3)
+        #expect(file.poolShape == .singleWriter(readers: 3))
+        #expect(file.dialect == .sqlite)
+        #expect(SQLiteDriver.inMemory().poolShape == .singleWriter(readers: 0))
+        #expect(throws: DatabaseError.self) { _ = try SQLiteDriver.inMemory().connect(role: .reader) }
+    }
+
+    @Test func fileWriterRunsInWALWithSettings() throws {
+        let temp = try TemporaryDatabase()
+        let writer = try temp.writer()
+        #expect(try writer.scalar("PRAGMA journal_mode") == .text("wal"))
+        #expect(try writer.scalar("PRAGMA synchronous") == .integer(1))
+        #expect(try writer.scalar("PRAGMA foreign_keys") == .integer(1))
+        #expect(try writer.scalar("PRAGMA busy_timeout") == .integer(5000))
+        let reader = try temp.reader()
+        #expect(try reader.scalar("PRAGMA journal_mode") == .text("wal"))
+        #expect(try reader.scalar("PRAGMA foreign_keys") == .integer(1))
+    }
+
+    @Test func likeIsCaseSensitive() throws {
+        let db = try memoryConnection()
+        #expect(try db.scalar("SELECT 'ABC' LIKE 'abc'") == .integer(0))
+        #expect(try db.scalar("SELECT 'abc' LIKE 'a%'") == .integer(1))
+    }
+
+    @Test func readerCannotWriteButSeesCommittedData() throws {
+        let temp = try TemporaryDatabase()
+        let writer = try temp.writer()
+        try writer.run("CREATE TABLE t (v INTEGER)")
+        try writer.run("INSERT INTO t VALUES (7)")
+        let reader = try temp.reader()
+        #expect(try reader.scalar("SELECT v FROM t") == .integer(7))
+        let error = databaseError { try reader.run("INSERT INTO t VALUES (8)") }
+        #expect(error?.context?.message.contains("readonly") == true)
+        #expect(try writer.scalar("SELECT count(*) FROM t") == .integer(1))
+    }
+
+    @Test func executeReportsChangedRows() throws {
+        let db = try memoryConnection()
+        #expect(try db.run("CREATE TABLE t (id INTEGER PRIMARY KEY, v INTEGER)") == 0)
+        #expect(try db.run("INSERT INTO t (v) VALUES (1), (2), (3)") == 3)
+        #expect(try db.run("CREATE INDEX t_v ON t (v)") == 0)
+        #expect(try db.run("SELECT * FROM t") == 0)
+        #expect(try db.run("UPDATE t SET v = v + 10 WHERE v >= 2") == 2)
+        #expect(try db.run("DELETE FROM t WHERE v > 100") == 0)
+        var returned: [DatabaseValue] = []
+        let changed = try db.execute("UPDATE t SET v = v * 2 WHERE id = ? RETURNING v", bindings: [1]) { returned.append($0[0]) }
+        #expect(changed == 1)
+        #expect(returned == [.integer(2)])
+        // UPSERT works on SQLite 3.40.
+        try db.run("INSERT INTO t (id, v) VALUES (1, 0) ON CONFLICT (id) DO UPDATE SET v = excluded.v + 100")
+        #expect(try db.scalar("SELECT v FROM t WHERE id = 1") == .integer(100))
+    }
+
+    @Test func rowsKeptByTheCallerAreNotOverwritten() throws {
+        let db = try memoryConnection()
+        let rows = try db.rows("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5) SELECT x, 'n' || x AS name FROM c")
+        #expect(rows.map(\.values) == (1...5).map { [.integer(Int64($0)), .text("n\($0)")] })
+        #expect(rows[3]["name"] == .text("n4"))
+    }
+
+    @Test func transactionStatusFollowsTheEngine() throws {
+        let db = try memoryConnection()
+        #expect(db.transactionStatus == .idle)
+        try db.run("BEGIN IMMEDIATE TRANSACTION")
+        #expect(db.transactionStatus == .active)
+        try db.run("COMMIT")
+        #expect(db.transactionStatus == .idle)
+    }
+
+    @Test func executeBatchInsertsAThousandRows() throws {
+        let temp = try TemporaryDatabase()
+        let db = try temp.writer()
+        try db.run("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, score REAL)")
+        let sets: [[DatabaseValue]] = (1...1000).map { [.integer(Int64($0)), .text("name \($0)"), .double(Double($0) / 4)] }
+        try db.run("BEGIN")
+        #expect(try db.executeBatch("INSERT INTO t (id, name, score) VALUES (?, ?, ?)", bindingSets: sets) == 1000)
+        try db.run("COMMIT")
+        #expect(try db.scalar("SELECT count(*) FROM t") == .integer(1000))
+        #expect(try db.rows("SELECT name, score FROM t WHERE id = 999")[0].values == [.text("name 999"), .double(249.75)])
+        // A failing set stops the batch with the mapped error.
+        let error = databaseError { try db.executeBatch("INSERT INTO t (id) VALUES (?)", bindingSets: [[2000], [1]]) }
+        guard case .constraintViolation(.unique, _)? = error else {
+            Issue.record("expected a unique violation, got \(String(describing: error))")
+            return
+        }
+    }
+
+    @Test func cursorStreamsTenThousandRows() throws {
+        let temp = try TemporaryDatabase()
+        let db = try temp.writer()
+        try db.run("CREATE TABLE t (id INTEGER PRIMARY KEY, label TEXT)")
+        try db.run("BEGIN")
+        try db.executeBatch("INSERT INTO t (id, label) VALUES (?, ?)", bindingSets: (1...10_000).map { [.integer(Int64($0)), .text("row \($0)")] })
+        try db.run("COMMIT")
+        let cursor = try db.openCursor("SELECT id, label FROM t WHERE id >= ? ORDER BY id", bindings: [1])
+        #expect(cursor.layout.columnNames == ["id", "label"])
+        var count: Int64 = 0
+        var idSum: Int64 = 0
+        while let row = try cursor.next() {
+            count += 1
+            idSum += try row.decode(Int64.self, at: 0)
+            if count == 5000 { #expect(row["label"] == .text("row 5000")) }
+        }
+        #expect(count == 10_000)
+        #expect(idSum == 10_000 * 10_001 / 2)
+        #expect(try cursor.next() == nil)
+        cursor.close()
+    }
+
+    @Test func cursorEarlyCloseReleasesTheStatement() throws {
+        let temp = try TemporaryDatabase()
+        let db = try temp.writer()
+        try db.run("CREATE TABLE t (id INTEGER PRIMARY KEY)")
+        try db.executeBatch("INSERT INTO t (id) VALUES (?)", bindingSets: (1...100).map { [.integer(Int64($0))] })
+        let cursor = try db.openCursor("SELECT id FROM t ORDER BY id", bindings: [])
+        #expect(try cursor.next()?[0] == .integer(1))
+        #expect(try cursor.next()?[0] == .integer(2))
+        cursor.close()
+        cursor.close()
+        #expect(try cursor.next() == nil)
+        // A statement still stepping on t would make DROP TABLE fail with "table is locked".
+        try db.run("DROP TABLE t")
+        #expect(try db.scalar("SELECT count(*) FROM sqlite_schema WHERE name = 't'") == .integer(0))
+    }
+
+    @Test func cursorOnEmptyResultAndErrors() throws {
+        let db = try memoryConnection()
+        let empty = try db.openCursor("SELECT 1 AS one WHERE 0", bindings: [])
+        #expect(empty.layout.columnNames == ["one"])
+        #expect(try empty.next() == nil)
+        guard case .undefinedTable? = databaseError({ _ = try db.openCursor("SELECT * FROM nowhere", bindings: []) }) else {
+            Issue.record("expected .undefinedTable from openCursor")
+            return
+        }
+    }
+
+    @Test func cachedStatementBusyInCursorIsNotReused() throws {
+        let db = try memoryConnection()
+        try db.run("CREATE TABLE t (v INTEGER)")
+        try db.executeBatch("INSERT INTO t VALUES (?)", bindingSets: (1...5).map { [.integer(Int64($0))] })
+        let sql = "SELECT v FROM t WHERE v >= ? ORDER BY v"
+        #expect(try db.rows(sql, [1]).count == 5) // now cached
+        let cursor = try db.openCursor(sql, bindings: [2])
+        #expect(try cursor.next()?[0] == .integer(2))
+        // The same SQL while the cursor holds the cached statement, with other bindings.
+        #expect(try db.rows(sql, [4]).map { $0[0] } == [.integer(4), .integer(5)])
+        // And a nested cursor on it too.
+        let inner = try db.openCursor(sql, bindings: [5])
+        #expect(try inner.next()?[0] == .integer(5))
+        inner.close()
+        // The first cursor kept its place and its bindings.
+        #expect(try cursor.next()?[0] == .integer(3))
+        #expect(try cursor.next()?[0] == .integer(4))
+        #expect(try cursor.next()?[0] == .integer(5))
+        #expect(try cursor.next() == nil)
+        #expect(try db.rows(sql, [3]).count == 3)
+    }
+
+    @Test func statementCacheEvictsWithoutBreakingOpenCursors() throws {
+        let db = try memoryConnection()
+        try db.run("CREATE TABLE t (v INTEGER)")
+        try db.executeBatch("INSERT INTO t VALUES (?)", bindingSets: (1...3).map { [.integer(Int64($0))] })
+        let cursor = try db.openCursor("SELECT v FROM t ORDER BY v", bindings: [])
+        #expect(try cursor.next()?[0] == .integer(1))
+        for i in 0..<600 {
+            #expect(try db.scalar("SELECT \(i) + 0") == .integer(Int64(i)))
+        }
+        #expect(try cursor.next()?[0] == .integer(2))
+        #expect(try cursor.next()?[0] == .integer(3))
+        #expect(try cursor.next() == nil)
+        #expect(try db.rows("SELECT v FROM t ORDER BY v").count == 3)
+    }
+
+    @Test func layoutFollowsSchemaChanges() throws {
+        let db = try memoryConnection()
+        try db.run("CREATE TABLE t (a INTEGER)")
+        try db.run("INSERT INTO t VALUES (1)")
+        #expect(try db.rows("SELECT * FROM t")[0].columnNames == ["a"])
+        try db.run("ALTER TABLE t ADD COLUMN b TEXT DEFAULT 'x'")
+        let row = try #require(try db.rows("SELECT * FROM t").first)
+        #expect(row.columnNames == ["a", "b"])
+        #expect(row["b"] == .text("x"))
+        try db.run("ALTER TABLE t RENAME COLUMN a TO renamed")
+        #expect(try db.rows("SELECT * FROM t")[0].columnNames == ["renamed", "b"])
+    }
+
+    @Test func interruptCancelsALongQuery() throws {
+        let db = try memoryConnection()
+        let interrupt = db.makeInterrupter()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { interrupt() }
+        let started = Date()
+        let error = databaseError {
+            try db.run("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000000000) SELECT count(*) FROM c")
+        }
+        guard case .cancelled(let context)? = error else {
+            Issue.record("expected .cancelled, got \(String(describing: error))")
+            return
+        }
+        #expect(context.code == "9")
+        #expect(Date().timeIntervalSince(started) < 30)
+        // The connection stays usable, and interrupting a closed connection is harmless.
+        #expect(try db.scalar("SELECT 1") == .integer(1))
+        db.close()
+        interrupt()
+    }
+
+    @Test func interruptFromAnotherThreadWhileCursorRuns() async throws {
+        let db = try memoryConnection()
+        let interrupt = db.makeInterrupter()
+        let box = UncheckedSendableBox(value: db)
+        let result: DatabaseError? = await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let error = databaseError {
+                    let cursor = try box.value.openCursor(
+                        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000000000) SELECT x FROM c",
+                        bindings: [])
+                    while try cursor.next() != nil {}
+                }
+                continuation.resume(returning: error)
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { interrupt() }
+        }
+        guard case .cancelled? = result else {
+            Issue.record("expected .cancelled, got \(String(describing: result))")
+            return
+        }
+    }
+}

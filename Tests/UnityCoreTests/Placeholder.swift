@@ -1,1 +1,0 @@
-// Tests for UnityCoreTests are added by their issues.

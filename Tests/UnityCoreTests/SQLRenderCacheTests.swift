@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+@testable import Unity
+
+@Suite struct SQLRenderCacheTests {
+    @Test func sameShapeDifferentValuesReusesTheSQLWithNewBindings() throws {
+        // A private dialect, so that the cache's contents are this test's alone.
+        let dialect = SQLDialect.postgresLike(capacity: 10)
+        func query(_ name: String, _ ids: [Int]) -> SQLStatement {
+            .select(SQLSelect(from: "users").where(SQLExpression.column("name").beginsWith(name) && SQLExpression.column("id").isIn(ids)))
+        }
+        let a = try dialect.render(query("Ann", [1, 2]))
+        #expect(dialect.cachedShapeCount == 1)
+        let b = try dialect.render(query("Bob", [3, 4]))
+        #expect(dialect.cachedShapeCount == 1)  // a hit: no new shape
+        #expect(a.sql == b.sql)
+        #expect(b.sql == #"SELECT * FROM "users" WHERE "name" LIKE $1 ESCAPE $2 AND "id" IN ($3, $4)"#)
+        #expect(b.bindings == [.text("Bob%"), .text("\\"), .integer(3), .integer(4)])
+        // A different shape (three ids) renders anew.
+        let c = try dialect.render(query("Cy", [5, 6, 7]))
+        #expect(dialect.cachedShapeCount == 2)
+        #expect(c.sql.hasSuffix(#"IN ($3, $4, $5)"#))
+    }
+
+    @Test func differentIdentifiersOrKeywordsAreDifferentShapes() throws {
+        let dialect = SQLDialect.postgresLike(capacity: 10)
+        let a = try dialect.render(.select(SQLSelect(from: "a").where(SQLExpression.column("x").equals(1))))
+        let b = try dialect.render(.select(SQLSelect(from: "b").where(SQLExpression.column("x").equals(1))))
+        let c = try dialect.render(.select(SQLSelect(from: "a").where(SQLExpression.column("x").notEquals(1))))
+        let d = try dialect.render(.select(SQLSelect(from: "a").where(.raw("x = ?", [1]))))
+        let e = try dialect.render(.select(SQLSelect(from: "a").where(.raw("y = ?", [1]))))
+        #expect(Set([a.sql, b.sql, c.sql, d.sql, e.sql]).count == 5)
+        #expect(dialect.cachedShapeCount == 5)
+    }
+
+    @Test func fragmentsSharingAShapeStillValidateTheirCount() throws {
+        let dialect = SQLDialect.postgresLike(capacity: 10)
+        _ = try dialect.render(.raw(SQLFragment("a = ?", [1])))
+        expectMisuse("but 2 value(s)") { _ = try dialect.render(.raw(SQLFragment("a = ?", [1, 2]))) }
+        #expect(try dialect.render(.raw(SQLFragment("a = ?", [9]))).bindings == [.integer(9)])
+    }
+
+    @Test func cacheIsBounded() throws {
+        let dialect = SQLDialect.postgresLike(capacity: 3)
+        for i in 0..<10 { _ = try dialect.render(.select(SQLSelect(from: "t\(i)"))) }
+        #expect(dialect.cachedShapeCount == 3)
+        #expect(try dialect.render(.select(SQLSelect(from: "t0"))).sql == #"SELECT * FROM "t0""#)
+    }
+
+    @Test func concurrentRenderingAgreesWithUncached() async throws {
+        let dialect = SQLDialect.postgresLike(capacity: 50)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    for i in 0..<200 {
+                        let s = SQLStatement.select(SQLSelect(from: "t\(i % 20)").where(SQLExpression.column("v").equals(task * 1000 + i)))
+                        let cached = try dialect.render(s)
+                        let fresh = try dialect.renderUncached(s)
+                        guard cached == fresh else { throw DatabaseError.misuse("cache disagreed: \(cached) vs \(fresh)") }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(dialect.cachedShapeCount == 20)
+    }
+}
+
+extension SQLDialect {
+    /// A PostgreSQL dialect with its own cache of the given capacity.
+    static func postgresLike(capacity: Int) -> SQLDialect {
+        let p = SQLDialect.postgres
+        return SQLDialect(
+            name: p.name, placeholderStyle: p.placeholderStyle, allowsBacktickAndBracketIdentifiers: p.allowsBacktickAndBracketIdentifiers,
+            allowsDollarQuotedStrings: p.allowsDollarQuotedStrings, booleanLiterals: p.booleanLiterals,
+            supportsReturning: p.supportsReturning, supportsUpsert: p.supportsUpsert, upsertSelectNeedsWhere: p.upsertSelectNeedsWhere,
+            caseInsensitiveLike: p.caseInsensitiveLike, supportsIsDistinctFrom: p.supportsIsDistinctFrom,
+            offsetRequiresLimit: p.offsetRequiresLimit, autoIncrementPrimaryKey: p.autoIncrementPrimaryKey,
+            primaryKeyNeedsExplicitNotNull: p.primaryKeyNeedsExplicitNotNull, binaryLiteralStyle: p.binaryLiteralStyle,
+            inlineDateSuffix: p.inlineDateSuffix, typeNames: p.typeNames, beginStatements: p.beginStatements, cacheCapacity: capacity)
+    }
+}
