@@ -1,0 +1,63 @@
+/// Why a ``Migrator`` refused to run, or stopped.
+///
+/// Every case names the migration at fault. When a migrator throws one of these, the
+/// database is as the last successful migration left it: checks that need no database
+/// (``duplicateName(_:)``, ``missingVariant(name:backend:)``, ``unknownBackend(name:backend:)``)
+/// and the comparison with what is already applied (``checksumMismatch(name:applied:current:)``,
+/// ``unknownAppliedMigration(name:)``) happen before any migration runs; ``failed(name:underlying:)``
+/// and ``closureFailed(name:underlying:)`` roll back the failing migration entirely and keep
+/// the ones applied before it.
+public enum MigrationError: Error, Sendable {
+    /// A migration that is already applied has changed since: its checksum now differs from
+    /// the one recorded when it ran. Applied migrations are history: restore the file (or
+    /// code) as it was and add a new migration for the change. Nothing ran.
+    case checksumMismatch(name: String, applied: String, current: String)
+    /// A migration has SQL for other backends but neither a variant for this one nor a
+    /// shared fallback (for files: no `NAME.<backend>.sql` and no `NAME.sql`). Nothing ran.
+    case missingVariant(name: String, backend: String)
+    /// A per-backend migration names a backend Unity does not know (a typo such as
+    /// `"postgresql"` for `"postgres"`). Nothing ran.
+    case unknownBackend(name: String, backend: String)
+    /// The database records a migration this migrator does not have: the database was
+    /// migrated by newer code (or one with differently named migrations). Running older
+    /// migrations against it is refused. Nothing ran.
+    case unknownAppliedMigration(name: String)
+    /// Two migrations (or two files for the same backend) have the same name. Nothing ran.
+    case duplicateName(String)
+    /// A migration file could not be read, or a path does not name a `.sql` file.
+    case unreadableFile(path: String, reason: String)
+    /// A migration failed in the database. It was rolled back entirely, its DDL included,
+    /// and no later migration ran; the migrations before it stay applied. Fix it and migrate
+    /// again.
+    case failed(name: String, underlying: DatabaseError)
+    /// A Swift closure migration threw an error that is not a ``DatabaseError``. It was
+    /// rolled back like ``failed(name:underlying:)``.
+    case closureFailed(name: String, underlying: any Error)
+}
+
+extension MigrationError: CustomStringConvertible {
+    /// A message that names the migration and says what to do.
+    public var description: String {
+        switch self {
+        case .checksumMismatch(let name, let applied, let current):
+            return "migration \(name) was edited after it was applied (applied checksum \(applied), "
+                + "current checksum \(current)); restore it and add a new migration for the change. Nothing ran."
+        case .missingVariant(let name, let backend):
+            return "migration \(name) has no SQL for \(backend): add \(name).\(backend).sql or a shared \(name).sql. Nothing ran."
+        case .unknownBackend(let name, let backend):
+            return "migration \(name) has SQL for an unknown backend \"\(backend)\"; "
+                + "backends are \(Migration.knownBackends.joined(separator: ", ")). Nothing ran."
+        case .unknownAppliedMigration(let name):
+            return "the database has migration \(name) applied, which this migrator does not know: "
+                + "it was migrated by newer code. Nothing ran."
+        case .duplicateName(let name):
+            return "two migrations are named \(name); migration names must be unique. Nothing ran."
+        case .unreadableFile(let path, let reason):
+            return "cannot read migration file \(path): \(reason)"
+        case .failed(let name, let underlying):
+            return "migration \(name) failed and was rolled back; earlier migrations stay applied: \(underlying)"
+        case .closureFailed(let name, let underlying):
+            return "migration \(name) failed and was rolled back; earlier migrations stay applied: \(underlying)"
+        }
+    }
+}
