@@ -1,0 +1,149 @@
+import Foundation
+
+/// The SQL-first flavor's entry point: opens a database, brings its schema up to date by
+/// running the application's `.sql` files once each, and remembers it as the default
+/// database that ``ModelDef`` methods use when they are not given one.
+///
+/// ```swift
+/// let paths = try DBManager.getDBDefFiles(directory: "Resources/schema")
+/// try DBManager.open(nil, dbDefFilePaths: paths)          // import DriverSQLite: in memory
+/// try Thing(tid: "tid1", name: "thing 1").save()
+/// let things = try Thing.allInstances()
+/// ```
+///
+/// The default database and ``blindlyReplaceDuplicates`` are process-wide and guarded by a
+/// lock, so any thread or task may read and set them.
+public enum DBManager {
+    /// The process-wide state, behind a lock. (`Synchronization.Mutex` would say the same but
+    /// needs macOS 15; the package supports macOS 13.)
+    private final class SharedState: @unchecked Sendable {
+        // @unchecked: every stored property is read and written only under `lock`.
+        private let lock = NSLock()
+        private var database: Database?
+        private var replaceDuplicates = false
+
+        func withLock<T>(_ body: (inout Database?, inout Bool) throws -> T) rethrows -> T {
+            lock.lock()
+            defer { lock.unlock() }
+            return try body(&database, &replaceDuplicates)
+        }
+    }
+
+    private static let shared = SharedState()
+
+    /// The database that ``ModelDef`` methods use when no `in:` database is passed; set by
+    /// the `open` functions and cleared by ``close()``. Setting it does not open or migrate
+    /// anything.
+    public static var defaultDatabase: Database? {
+        get { shared.withLock { db, _ in db } }
+        set { shared.withLock { db, _ in db = newValue } }
+    }
+
+    /// When true, a ``ModelDef/save(in:)`` that would break a unique constraint replaces the
+    /// conflicting row instead of throwing ``ModelError/duplicate(existing:)``, for every
+    /// model type (``ModelDef/syncable`` does the same for one type). It is process-wide:
+    /// set it once at start-up (for example in an app that mirrors a server), not around
+    /// individual saves while other threads save.
+    public static var blindlyReplaceDuplicates: Bool {
+        get { shared.withLock { _, flag in flag } }
+        set { shared.withLock { _, flag in flag = newValue } }
+    }
+
+    /// Opens a database through `driver`, runs every `.sql` file of `dbDefFilePaths` that has
+    /// not run on it yet (in the order given: sort them the same way every time), makes it
+    /// the default database and returns it. A previous default database is closed.
+    @discardableResult
+    public static func open(_ driver: some DatabaseDriver, dbDefFilePaths: [String],
+                            configuration: DatabaseConfiguration = DatabaseConfiguration()) throws -> Database {
+        let database = try Database(driver: driver, configuration: configuration)
+        do {
+            return try open(database, dbDefFilePaths: dbDefFilePaths)
+        } catch {
+            database.close()
+            throw error
+        }
+    }
+
+    /// Adopts an already open `database`: runs the `.sql` files of `dbDefFilePaths` that have
+    /// not run on it yet, makes it the default database and returns it. A previous default
+    /// database (if it is another one) is closed.
+    @discardableResult
+    public static func open(_ database: Database, dbDefFilePaths: [String]) throws -> Database {
+        let migrator = try Migrator(sqlFilePaths: dbDefFilePaths)
+        _ = try migrator.migrate(database)
+        let previous: Database? = shared.withLock { db, _ in
+            let old = db
+            db = database
+            return old
+        }
+        if let previous, previous !== database { previous.close() }
+        return database
+    }
+
+    /// The paths of the `.sql` files directly inside `directory`, sorted by file name: the
+    /// order in which ``open(_:dbDefFilePaths:configuration:)`` should run them. (sModel
+    /// read them from an app bundle; a directory works on every platform.) Throws
+    /// ``DatabaseError/misuse(_:)`` when the directory cannot be read.
+    public static func getDBDefFiles(directory: String) throws -> [String] {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory)
+        } catch {
+            throw DatabaseError.misuse("cannot list the schema directory \(directory): \(error.localizedDescription)")
+        }
+        let base = URL(fileURLWithPath: directory, isDirectory: true)
+        return names
+            .filter { $0.lowercased().hasSuffix(".sql") }
+            .sorted()
+            .map { base.appendingPathComponent($0).path }
+    }
+
+    /// Closes the default database (if any) and forgets it.
+    public static func close() {
+        let previous: Database? = shared.withLock { db, _ in
+            let old = db
+            db = nil
+            return old
+        }
+        previous?.close()
+    }
+
+    /// Runs `statements` in order in ONE write transaction of `db` (the default database when
+    /// nil): if any of them fails, none of them is kept, and the error is thrown.
+    ///
+    /// It is much faster than saving one model at a time: consecutive inserts into the same
+    /// table with the same columns become multi-row INSERTs (chunked to stay under the
+    /// backend's limit on bind parameters), and other consecutive statements with the same
+    /// SQL run through one reused prepared statement (SQLite) or one pipeline (PostgreSQL).
+    public static func executeStatements(_ statements: [ModelStatement], in db: Database? = nil) throws {
+        if statements.isEmpty { return }
+        let database = try resolve(db)
+        _ = try database.write { conn in
+            try ModelBatchRunner(dialect: conn.dialect).run(statements, on: conn)
+        }
+    }
+
+    /// Runs `statements` in order on `connection`, batched as
+    /// ``executeStatements(_:in:)`` does, inside the connection's current transaction (or,
+    /// when none is open, inside a new one): use it to combine model statements with other
+    /// work in one transaction of your own.
+    public static func executeStatements(_ statements: [ModelStatement], on connection: Connection) throws {
+        if statements.isEmpty { return }
+        _ = try connection.transaction { conn in
+            try ModelBatchRunner(dialect: conn.dialect).run(statements, on: conn)
+        }
+    }
+
+    /// `db`, or the default database; throws ``DatabaseError/misuse(_:)`` when both are missing.
+    static func resolve(_ db: Database?) throws -> Database {
+        if let db { return db }
+        if let db = defaultDatabase { return db }
+        throw DatabaseError.misuse(
+            "no database: call DBManager.open(…) first to set the default database, or pass one with `in:`")
+    }
+
+    /// Whether saves of `Model` replace conflicting rows.
+    static func replacesDuplicates<Model: ModelDef>(for type: Model.Type) -> Bool {
+        Model.syncable || blindlyReplaceDuplicates
+    }
+}
