@@ -30,7 +30,9 @@ extension BenchParent: FetchableRecord, TableRecord {
     /// The table GRDB reads.
     static let databaseTableName = "bench_parent"
     /// The parent's children.
-    static let children = hasMany(BenchChild.self, key: "children", using: ForeignKey(["parent_id"]))
+    static var children: HasManyAssociation<BenchParent, BenchChild> {
+        hasMany(BenchChild.self, key: "children", using: ForeignKey(["parent_id"]))
+    }
 }
 
 extension BenchChild: FetchableRecord, TableRecord {
