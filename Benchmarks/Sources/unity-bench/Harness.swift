@@ -1,0 +1,171 @@
+import Foundation
+
+/// One row of the report: a subject running a workload case on a backend.
+struct CaseResult: Sendable {
+    /// How the case ended.
+    enum Status: Sendable {
+        case measured
+        case skipped(String)
+        case failed(String)
+    }
+
+    var backend: Backend
+    var workload: Workload
+    var subject: String
+    var rows: Int
+    var medianSeconds: Double?
+    var ratioToRaw: Double?
+    var peakMemoryBytes: Int?
+    var checksum: Checksum?
+    var status: Status
+
+    /// Rows per second at the median.
+    var rowsPerSecond: Double? {
+        guard let medianSeconds, medianSeconds > 0 else { return nil }
+        return Double(rows) / medianSeconds
+    }
+}
+
+/// Runs every selected case: warm-up, timed iterations, median, checks, ratio to raw.
+final class BenchRunner {
+    private let options: BenchOptions
+    private let target: BenchTarget
+    private(set) var results: [CaseResult] = []
+
+    init(options: BenchOptions, target: BenchTarget) {
+        self.options = options
+        self.target = target
+    }
+
+    /// Whether any case failed a check or an operation.
+    var hasFailures: Bool {
+        results.contains { if case .failed = $0.status { true } else { false } }
+    }
+
+    /// Runs every selected case of every backend.
+    func runAll() async throws {
+        for backend in Backend.allCases {
+            let subjects = SubjectRegistry.all.filter { $0.backend == backend }
+            let specs = options.specs(for: backend).filter { spec in
+                subjects.contains { options.selects(backend: backend, workload: spec.workload, subject: $0.name) }
+            }
+            guard !specs.isEmpty else { continue }
+            if backend == .postgres, target.postgresURL == nil {
+                log("postgres: skipped (no URL: give --postgres URL or set UNITY_POSTGRES_URL)")
+                for spec in specs {
+                    for subject in subjects where options.selects(backend: backend, workload: spec.workload, subject: subject.name) {
+                        results.append(CaseResult(backend: backend, workload: spec.workload, subject: subject.name, rows: spec.rows,
+                                                  status: .skipped("no PostgreSQL URL")))
+                    }
+                }
+                continue
+            }
+            let fixture: any BenchFixture = switch backend {
+            case .sqlite: try SQLiteFixture(path: target.sqlitePath)
+            case .postgres: try PostgresFixture(url: target.postgresURL ?? "")
+            }
+            for spec in specs {
+                try await run(spec, backend: backend, subjects: subjects, fixture: fixture)
+            }
+        }
+    }
+
+    private func run(_ spec: WorkloadSpec, backend: Backend, subjects: [any BenchSubject], fixture: any BenchFixture) async throws {
+        // The raw baseline always runs with a selected case: the ratio needs it.
+        let selected = subjects.filter {
+            $0.name == "raw" || options.selects(backend: backend, workload: spec.workload, subject: $0.name)
+        }
+        let expected = Expectations.output(spec)
+        let expectedTable = Expectations.tableAfter(spec)
+        var caseResults: [CaseResult] = []
+        for subject in selected {
+            var result = CaseResult(backend: backend, workload: spec.workload, subject: subject.name, rows: spec.rows, status: .measured)
+            if let reason = subject.unsupportedReason(spec.workload) {
+                result.status = .skipped(reason)
+                caseResults.append(result)
+                continue
+            }
+            log("\(backend.rawValue)/\(spec.workload.rawValue)/\(subject.name): \(spec.rows) rows …")
+            do {
+                let seconds: [Double]
+                let checksum: Checksum
+                if spec.workload == .stream {
+                    try fixture.prepare(spec)
+                    let (report, peak) = try PeakMemory.runInChild(
+                        backend: backend, subject: subject.name, rows: spec.rows, options: options,
+                        sqlitePath: target.sqlitePath)
+                    seconds = report.seconds
+                    checksum = Checksum(count: report.count, value: UInt64(report.checksum, radix: 16) ?? 0)
+                    result.peakMemoryBytes = peak
+                } else {
+                    (seconds, checksum) = try await Self.iterate(
+                        subject: subject, spec: spec, target: target, options: options, fixture: fixture)
+                }
+                result.medianSeconds = Self.median(seconds)
+                result.checksum = checksum
+                if checksum != expected {
+                    result.status = .failed("returned \(checksum), expected \(expected)")
+                } else if let expectedTable {
+                    let table = try fixture.benchTableChecksum()
+                    if table != expectedTable {
+                        result.status = .failed("left the table with \(table), expected \(expectedTable)")
+                    }
+                }
+            } catch {
+                result.status = .failed("\(error)")
+            }
+            if case .failed(let message) = result.status { log("  FAILED: \(message)") }
+            caseResults.append(result)
+        }
+        let rawMedian = caseResults.first { $0.subject == "raw" }?.medianSeconds
+        for index in caseResults.indices {
+            if let rawMedian, rawMedian > 0, let median = caseResults[index].medianSeconds {
+                caseResults[index].ratioToRaw = median / rawMedian
+            }
+        }
+        // Cases the user did not select (raw run only for the ratio) still show: they are measured.
+        results += caseResults
+    }
+
+    /// Opens a session and runs warm-ups plus timed iterations, seeding before each run.
+    /// Returns the timed seconds and the checksum of the last run.
+    static func iterate(
+        subject: any BenchSubject, spec: WorkloadSpec, target: BenchTarget, options: BenchOptions,
+        fixture: (any BenchFixture)?
+    ) async throws -> ([Double], Checksum) {
+        let session = try await subject.openSession(target)
+        var seconds: [Double] = []
+        var checksum = Checksum()
+        do {
+            for iteration in 0..<(options.warmups + options.iterations) {
+                try fixture?.prepare(spec)
+                let clock = ContinuousClock()
+                let start = clock.now
+                let output = try await session.run(spec.workload, spec: spec)
+                let elapsed = clock.now - start
+                checksum = output.checksum
+                if iteration >= options.warmups {
+                    seconds.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+                }
+            }
+        } catch {
+            try? await session.close()
+            throw error
+        }
+        try await session.close()
+        return (seconds, checksum)
+    }
+
+    /// The median of `values` (mean of the middle two for an even count).
+    static func median(_ values: [Double]) -> Double? {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+    }
+}
+
+/// Progress goes to standard error so standard output holds only the table.
+func log(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}

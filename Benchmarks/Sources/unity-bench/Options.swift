@@ -1,0 +1,135 @@
+import Foundation
+
+/// The command line of `unity-bench`, parsed by hand (no dependency needed for a dozen flags).
+struct BenchOptions: Sendable {
+    /// The base row count (100,000 by default); every workload's size scales with it.
+    var rows = 100_000
+    /// Selection patterns on `backend/workload/subject` (substring, or glob with `*`/`?`).
+    var only: [String] = []
+    /// Small sizes, one iteration, no warm-up; correctness is the point.
+    var quick = false
+    /// Timed iterations per case (the median is reported).
+    var iterations = 5
+    /// Untimed warm-up runs per case.
+    var warmups = 1
+    /// Where to write the JSON report.
+    var jsonPath: String?
+    /// The PostgreSQL URL (`--postgres` or `UNITY_POSTGRES_URL`).
+    var postgresURL: String?
+    /// Fail when no PostgreSQL URL is given.
+    var requirePostgres = false
+    /// The SQLite database file (a temporary file by default).
+    var sqlitePath: String?
+    /// Set in the child process that runs one `stream` case (see ``PeakMemory``).
+    var child: ChildCase?
+
+    /// One `stream` case handed to a child process.
+    struct ChildCase: Sendable {
+        var backend: Backend
+        var subject: String
+        var rows: Int
+    }
+
+    static let usage = """
+        usage: unity-bench [--quick] [--rows N] [--only PATTERN[,PATTERN…]] [--iterations N] [--warmup N]
+                           [--json FILE] [--postgres URL] [--require-postgres] [--sqlite-path FILE]
+
+          --quick             small row counts, 1 iteration, no warm-up; checks every result (< 1 minute)
+          --rows N            base row count (default 100000; 2000 with --quick); all sizes scale with it
+          --only PATTERN      run only cases whose "backend/workload/subject" contains PATTERN
+                              (or matches it as a glob when it has * or ?); comma-separated list allowed.
+                              The "raw" baseline of a selected case always runs too (for the ratio).
+          --iterations N      timed runs per case (default 5); the median is reported
+          --warmup N          untimed warm-up runs per case (default 1)
+          --json FILE         also write the results as JSON
+          --postgres URL      PostgreSQL to use (default: $UNITY_POSTGRES_URL); without one it is skipped
+          --require-postgres  make a missing PostgreSQL URL an error
+          --sqlite-path FILE  SQLite database file (default: a temporary file, removed at the end)
+        """
+
+    /// Parses `arguments` (without the program name).
+    static func parse(_ arguments: [String], environment: [String: String]) throws -> BenchOptions {
+        var options = BenchOptions()
+        var rowsGiven = false
+        var iterationsGiven = false
+        var warmupsGiven = false
+        var remaining = arguments[...]
+        func value(_ flag: String) throws -> String {
+            guard let value = remaining.popFirst() else { throw BenchError("\(flag) needs a value\n\n\(usage)") }
+            return value
+        }
+        func count(_ flag: String, minimum: Int) throws -> Int {
+            let text = try value(flag)
+            guard let number = Int(text.replacingOccurrences(of: "_", with: "")), number >= minimum else {
+                throw BenchError("\(flag) needs a whole number ≥ \(minimum), got \"\(text)\"")
+            }
+            return number
+        }
+        while let argument = remaining.popFirst() {
+            switch argument {
+            case "--quick": options.quick = true
+            case "--rows": options.rows = try count(argument, minimum: 1); rowsGiven = true
+            case "--only": options.only += try value(argument).split(separator: ",").map(String.init)
+            case "--iterations": options.iterations = try count(argument, minimum: 1); iterationsGiven = true
+            case "--warmup": options.warmups = try count(argument, minimum: 0); warmupsGiven = true
+            case "--json": options.jsonPath = try value(argument)
+            case "--postgres": options.postgresURL = try value(argument)
+            case "--require-postgres": options.requirePostgres = true
+            case "--sqlite-path": options.sqlitePath = try value(argument)
+            case "--child-stream":
+                // Internal: `--child-stream BACKEND/SUBJECT ROWS` (see PeakMemory).
+                let target = try value(argument).split(separator: "/", maxSplits: 1).map(String.init)
+                let rows = try count(argument, minimum: 1)
+                guard target.count == 2, let backend = Backend(rawValue: target[0]) else {
+                    throw BenchError("--child-stream needs BACKEND/SUBJECT")
+                }
+                options.child = ChildCase(backend: backend, subject: target[1], rows: rows)
+            case "--help", "-h": throw BenchError(usage)
+            default: throw BenchError("unknown argument \"\(argument)\"\n\n\(usage)")
+            }
+        }
+        if options.quick {
+            if !rowsGiven { options.rows = 2_000 }
+            if !iterationsGiven { options.iterations = 1 }
+            if !warmupsGiven { options.warmups = 0 }
+        }
+        if options.postgresURL == nil, let url = environment["UNITY_POSTGRES_URL"], !url.isEmpty {
+            options.postgresURL = url
+        }
+        if options.requirePostgres, options.postgresURL == nil {
+            throw BenchError("--require-postgres: no PostgreSQL URL (give --postgres URL or set UNITY_POSTGRES_URL)")
+        }
+        return options
+    }
+
+    /// Whether the case `backend/workload/subject` is selected.
+    func selects(backend: Backend, workload: Workload, subject: String) -> Bool {
+        guard !only.isEmpty else { return true }
+        let key = "\(backend.rawValue)/\(workload.rawValue)/\(subject)"
+        return only.contains { pattern in
+            if pattern.contains("*") || pattern.contains("?") {
+                return fnmatch(pattern, key, 0) == 0
+            }
+            return key.contains(pattern)
+        }
+    }
+
+    /// The cases of `backend`, scaled from the nominal base of 100,000 rows.
+    func specs(for backend: Backend) -> [WorkloadSpec] {
+        func scaled(_ nominal: Int) -> Int { max(1, Int((Double(nominal) * Double(rows) / 100_000).rounded())) }
+        let base = scaled(100_000)
+        var specs = [WorkloadSpec(workload: .insert, rows: base, tableRows: 0)]
+        if backend == .sqlite { specs.append(WorkloadSpec(workload: .insert, rows: scaled(1_000_000), tableRows: 0)) }
+        let fetchRows = backend == .sqlite ? scaled(1_000_000) : scaled(200_000)
+        specs += [
+            WorkloadSpec(workload: .fetch, rows: fetchRows, tableRows: fetchRows),
+            WorkloadSpec(workload: .lookup, rows: scaled(10_000), tableRows: base),
+            WorkloadSpec(workload: .query, rows: scaled(10_000), tableRows: base),
+            WorkloadSpec(workload: .update, rows: base, tableRows: base),
+            WorkloadSpec(workload: .delete, rows: base, tableRows: base),
+            WorkloadSpec(workload: .oneToMany, rows: scaled(1_000), tableRows: 0, childrenPerParent: 20),
+            WorkloadSpec(workload: .stream, rows: scaled(1_000_000), tableRows: scaled(1_000_000)),
+        ]
+        return specs
+    }
+}

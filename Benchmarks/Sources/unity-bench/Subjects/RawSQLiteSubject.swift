@@ -1,0 +1,128 @@
+import Foundation
+import RawSQLite
+
+/// The SQLite baseline: sqlite3 used directly, one reused prepared statement in one
+/// transaction, rows decoded by hand into `BenchRecord`.
+struct RawSQLiteSubject: BenchSubject {
+    let name = "raw"
+    let backend = Backend.sqlite
+
+    func unsupportedReason(_ workload: Workload) -> String? { nil }
+
+    func openSession(_ target: BenchTarget) async throws -> any BenchSession {
+        try RawSQLiteSession(path: target.sqlitePath)
+    }
+}
+
+/// One sqlite3 connection with the same settings every SQLite subject uses (WAL, synchronous
+/// NORMAL).
+final class RawSQLiteSession: BenchSession {
+    private let database: RawSQLiteDatabase
+    private let dateBuffer = UnsafeMutablePointer<UInt8>.allocate(capacity: DateText.length)
+
+    init(path: String) throws {
+        database = try RawSQLiteDatabase(path: path)
+        try database.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON")
+    }
+
+    deinit { dateBuffer.deallocate() }
+
+    func close() async throws {}
+
+    func run(_ workload: Workload, spec: WorkloadSpec) async throws -> WorkloadOutput {
+        var checksum = Checksum()
+        switch workload {
+        case .insert:
+            let records = BenchData.records(count: spec.rows)
+            let statement = try database.prepare("INSERT INTO bench (\(BenchSchema.recordColumns)) VALUES (?, ?, ?, ?, ?, ?)")
+            try transaction {
+                for record in records {
+                    try statement.bindRecordAndRun(record, dateBuffer: dateBuffer)
+                    checksum.add(record)
+                }
+            }
+        case .update:
+            let records = BenchData.records(count: spec.rows, generation: 1)
+            let statement = try database.prepare(
+                "UPDATE bench SET name = ?2, score = ?3, created_at = ?4, rank = ?5, payload = ?6 WHERE id = ?1")
+            try transaction {
+                for record in records {
+                    try statement.bindRecordAndRun(record, dateBuffer: dateBuffer)
+                    checksum.add(record)
+                }
+            }
+        case .delete:
+            let statement = try database.prepare("DELETE FROM bench WHERE id = ?")
+            try transaction {
+                for id in 1...Int64(spec.rows) {
+                    sqlite3_bind_int64(statement.statement, 1, id)
+                    let code = sqlite3_step(statement.statement)
+                    statement.reset()
+                    guard code == SQLITE_DONE else { throw database.error("delete \(id)") }
+                    checksum.add(hash: UInt64(id))
+                }
+            }
+        case .fetch, .stream:
+            // Fetch keeps the records (an array of model values); stream folds each one in and
+            // drops it, so memory stays flat.
+            let statement = try database.prepare("SELECT \(BenchSchema.recordColumns) FROM bench ORDER BY id")
+            try transaction {
+                if workload == .fetch {
+                    var records: [BenchRecord] = []
+                    while try statement.step() { records.append(try statement.record()) }
+                    for record in records { checksum.add(record) }
+                } else {
+                    while try statement.step() { checksum.add(try statement.record()) }
+                }
+            }
+        case .lookup:
+            let statement = try database.prepare("SELECT \(BenchSchema.recordColumns) FROM bench WHERE id = ?")
+            try transaction {
+                for index in 0..<spec.rows {
+                    sqlite3_bind_int64(statement.statement, 1, BenchData.lookupID(index, tableRows: spec.tableRows))
+                    guard try statement.step() else { throw BenchError("raw sqlite: lookup found no row") }
+                    checksum.add(try statement.record())
+                    statement.reset()
+                }
+            }
+        case .query:
+            let statement = try database.prepare(BenchSchema.querySQLite)
+            try transaction {
+                for index in 0..<spec.rows {
+                    sqlite3_bind_double(statement.statement, 1, BenchData.queryLowerBound(index))
+                    var page: [BenchRecord] = []
+                    page.reserveCapacity(BenchData.queryLimit)
+                    while try statement.step() { page.append(try statement.record()) }
+                    statement.reset()
+                    for record in page { checksum.add(record) }
+                }
+            }
+        case .oneToMany:
+            let statement = try database.prepare(BenchSchema.oneToManyJoin)
+            var grouper = ParentGrouper()
+            try transaction {
+                let handle = statement.statement
+                while try statement.step() {
+                    let parent = BenchParent(id: sqlite3_column_int64(handle, 0), name: statement.text(1))
+                    let child: BenchChild? = sqlite3_column_type(handle, 2) == SQLITE_NULL ? nil : BenchChild(
+                        id: sqlite3_column_int64(handle, 2), parentID: sqlite3_column_int64(handle, 3),
+                        name: statement.text(4), score: sqlite3_column_double(handle, 5))
+                    grouper.add(parent: parent, child: child)
+                }
+            }
+            for parent in grouper.result { checksum.add(parent) }
+        }
+        return WorkloadOutput(checksum: checksum)
+    }
+
+    private func transaction(_ body: () throws -> Void) throws {
+        try database.execute("BEGIN")
+        do {
+            try body()
+            try database.execute("COMMIT")
+        } catch {
+            try? database.execute("ROLLBACK")
+            throw error
+        }
+    }
+}
