@@ -58,7 +58,7 @@ final class SQLiteCursor: DriverCursor {
             }
         }
         values.removeAll(keepingCapacity: true)
-        statement.readRow(into: &values, columnCount: columnCount)
+        SQLiteStatement.readRow(handle, into: &values, columnCount: columnCount)
         return Row(layout: layout, values: values)
     }
 

@@ -127,27 +127,37 @@ final class SQLiteStatement {
 
     /// Appends the current row's column values to `values`, reading text and blobs straight
     /// from SQLite's buffers (with their byte lengths, so embedded NUL bytes survive).
+    ///
+    /// Each column is fetched once with `sqlite3_column_value` and then read with the
+    /// `sqlite3_value_*` accessors, which saves SQLite's per-call column lookup and error
+    /// bookkeeping on every accessor. SQLite calls such a value "unprotected", which only
+    /// matters when another thread could use the connection meanwhile; the pool hands a
+    /// connection to one thread at a time, and the value is read before the next step.
     @inline(__always)
-    func readRow(into values: inout [DatabaseValue], columnCount: Int32) {
-        guard let handle else { return }
+    static func readRow(_ handle: OpaquePointer, into values: inout [DatabaseValue], columnCount: Int32) {
         var i: Int32 = 0
         while i < columnCount {
-            switch sqlite3_column_type(handle, i) {
+            guard let value = sqlite3_column_value(handle, i) else {
+                values.append(.null)
+                i += 1
+                continue
+            }
+            switch sqlite3_value_type(value) {
             case SQLITE_INTEGER:
-                values.append(.integer(sqlite3_column_int64(handle, i)))
+                values.append(.integer(sqlite3_value_int64(value)))
             case SQLITE_FLOAT:
-                values.append(.double(sqlite3_column_double(handle, i)))
+                values.append(.double(sqlite3_value_double(value)))
             case SQLITE_TEXT:
-                // sqlite3_column_text first, then sqlite3_column_bytes, as SQLite documents.
-                if let text = sqlite3_column_text(handle, i) {
-                    let count = Int(sqlite3_column_bytes(handle, i))
+                // sqlite3_value_text first, then sqlite3_value_bytes, as SQLite documents.
+                if let text = sqlite3_value_text(value) {
+                    let count = Int(sqlite3_value_bytes(value))
                     values.append(.text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)))
                 } else {
                     values.append(.text(""))
                 }
             case SQLITE_BLOB:
-                if let blob = sqlite3_column_blob(handle, i) {
-                    let count = Int(sqlite3_column_bytes(handle, i))
+                if let blob = sqlite3_value_blob(value) {
+                    let count = Int(sqlite3_value_bytes(value))
                     values.append(.blob(Data(bytes: blob, count: count)))
                 } else {
                     values.append(.blob(Data()))
