@@ -166,7 +166,6 @@ final class SQLiteConnection: DriverConnection {
         let totalBefore = sqlite3_total_changes64(db)
         // Read after the first step: a schema change re-prepares the statement inside step,
         // which can change the columns of `SELECT *`.
-        var columnCount: Int32 = 0
         var layout: RowLayout?
         // Storage reused between rows: once `onRow` returns, the row passed to it is gone and
         // the buffer is unique again, unless the caller kept the row (copy-on-write then
@@ -180,13 +179,11 @@ final class SQLiteConnection: DriverConnection {
                 if let layout {
                     rowLayout = layout
                 } else {
-                    columnCount = sqlite3_column_count(handle)
-                    values.reserveCapacity(Int(columnCount))
+                    values = [DatabaseValue](repeating: .null, count: Int(sqlite3_column_count(handle)))
                     rowLayout = statement.layout()
                     layout = rowLayout
                 }
-                values.removeAll(keepingCapacity: true)
-                SQLiteStatement.readRow(handle, into: &values, columnCount: columnCount)
+                values.withUnsafeMutableBufferPointer { SQLiteStatement.readRow(handle, into: $0) }
                 try onRow(Row(layout: rowLayout, values: values))
             } else if rc == SQLITE_DONE {
                 break

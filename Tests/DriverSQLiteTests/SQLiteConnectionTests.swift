@@ -104,12 +104,16 @@ struct SQLiteConnectionTests {
         #expect(cursor.layout.columnNames == ["id", "label"])
         var count: Int64 = 0
         var idSum: Int64 = 0
+        var firstRow: Row?
         while let row = try cursor.next() {
+            if firstRow == nil { firstRow = row }
             count += 1
             idSum += try row.decode(Int64.self, at: 0)
             if count == 5000 { #expect(row["label"] == .text("row 5000")) }
         }
         #expect(count == 10_000)
+        // Rows are reused between calls, but one the caller kept is never overwritten.
+        #expect(firstRow?.values == [.integer(1), .text("row 1")])
         #expect(idSum == 10_000 * 10_001 / 2)
         #expect(try cursor.next() == nil)
         cursor.close()
