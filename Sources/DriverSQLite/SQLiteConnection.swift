@@ -166,29 +166,25 @@ final class SQLiteConnection: DriverConnection {
         let totalBefore = sqlite3_total_changes64(db)
         // Read after the first step: a schema change re-prepares the statement inside step,
         // which can change the columns of `SELECT *`.
-        var columnCount: Int32 = 0
-        var row: Row?
+        var layout: RowLayout?
+        // Storage reused between rows: once `onRow` returns, the row passed to it is gone and
+        // the buffer is unique again, unless the caller kept the row (copy-on-write then
+        // leaves the kept row intact).
+        var values: [DatabaseValue] = []
         while true {
             let rc = sqlite3_step(handle)
             if rc == SQLITE_ROW {
                 guard let onRow else { continue }
-                if var current = row {
-                    // Release our copy before reusing its storage, so the buffer stays unique
-                    // unless the caller kept the previous row (then copy-on-write protects it).
-                    row = nil
-                    current.values.removeAll(keepingCapacity: true)
-                    statement.readRow(into: &current.values, columnCount: columnCount)
-                    try onRow(current)
-                    row = current
+                let rowLayout: RowLayout
+                if let layout {
+                    rowLayout = layout
                 } else {
-                    columnCount = sqlite3_column_count(handle)
-                    var values = [DatabaseValue]()
-                    values.reserveCapacity(Int(columnCount))
-                    statement.readRow(into: &values, columnCount: columnCount)
-                    let current = Row(layout: statement.layout(), values: values)
-                    try onRow(current)
-                    row = current
+                    values = [DatabaseValue](repeating: .null, count: Int(sqlite3_column_count(handle)))
+                    rowLayout = statement.layout()
+                    layout = rowLayout
                 }
+                values.withUnsafeMutableBufferPointer { SQLiteStatement.readRow(handle, into: $0) }
+                try onRow(Row(layout: rowLayout, values: values))
             } else if rc == SQLITE_DONE {
                 break
             } else {

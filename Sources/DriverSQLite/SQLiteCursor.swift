@@ -9,7 +9,6 @@ final class SQLiteCursor: DriverCursor {
     private var connection: SQLiteConnection?
     private let statement: SQLiteStatement
     private let db: OpaquePointer
-    private let columnCount: Int32
     /// True when the first step produced a row that `next()` has not returned yet.
     private var hasPendingRow: Bool
     /// Storage reused between rows (copy-on-write keeps rows the caller kept intact).
@@ -26,9 +25,8 @@ final class SQLiteCursor: DriverCursor {
         self.statement = statement
         self.db = db
         self.layout = statement.layout()
-        self.columnCount = sqlite3_column_count(handle)
         self.hasPendingRow = rc == SQLITE_ROW
-        self.values.reserveCapacity(Int(columnCount))
+        self.values = [DatabaseValue](repeating: .null, count: Int(sqlite3_column_count(handle)))
         self.connection = connection
         if rc == SQLITE_DONE { close() }
     }
@@ -57,8 +55,7 @@ final class SQLiteCursor: DriverCursor {
                 throw error
             }
         }
-        values.removeAll(keepingCapacity: true)
-        statement.readRow(into: &values, columnCount: columnCount)
+        values.withUnsafeMutableBufferPointer { SQLiteStatement.readRow(handle, into: $0) }
         return Row(layout: layout, values: values)
     }
 

@@ -125,37 +125,42 @@ final class SQLiteStatement {
         }
     }
 
-    /// Appends the current row's column values to `values`, reading text and blobs straight
-    /// from SQLite's buffers (with their byte lengths, so embedded NUL bytes survive).
+    /// Overwrites `values` (one slot per column) with the current row's values, reading text
+    /// and blobs straight from SQLite's buffers (with their byte lengths, so embedded NUL
+    /// bytes survive). Writing in place skips the per-value capacity and uniqueness checks
+    /// of `append`; if the caller kept the previous row, copy-on-write copies it first.
+    ///
+    /// Each column is fetched once with `sqlite3_column_value` and then read with the
+    /// `sqlite3_value_*` accessors, which saves SQLite's per-call column lookup and error
+    /// bookkeeping on every accessor. SQLite calls such a value "unprotected", which only
+    /// matters when another thread could use the connection meanwhile; the pool hands a
+    /// connection to one thread at a time, and the value is read before the next step.
     @inline(__always)
-    func readRow(into values: inout [DatabaseValue], columnCount: Int32) {
-        guard let handle else { return }
-        var i: Int32 = 0
-        while i < columnCount {
-            switch sqlite3_column_type(handle, i) {
-            case SQLITE_INTEGER:
-                values.append(.integer(sqlite3_column_int64(handle, i)))
-            case SQLITE_FLOAT:
-                values.append(.double(sqlite3_column_double(handle, i)))
-            case SQLITE_TEXT:
-                // sqlite3_column_text first, then sqlite3_column_bytes, as SQLite documents.
-                if let text = sqlite3_column_text(handle, i) {
-                    let count = Int(sqlite3_column_bytes(handle, i))
-                    values.append(.text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)))
-                } else {
-                    values.append(.text(""))
-                }
-            case SQLITE_BLOB:
-                if let blob = sqlite3_column_blob(handle, i) {
-                    let count = Int(sqlite3_column_bytes(handle, i))
-                    values.append(.blob(Data(bytes: blob, count: count)))
-                } else {
-                    values.append(.blob(Data()))
-                }
-            default:
-                values.append(.null)
-            }
-            i += 1
+    static func readRow(_ handle: OpaquePointer, into values: UnsafeMutableBufferPointer<DatabaseValue>) {
+        for i in values.indices {
+            values[i] = readColumn(handle, Int32(truncatingIfNeeded: i))
+        }
+    }
+
+    /// The value of column `i` of the current row.
+    @inline(__always)
+    static func readColumn(_ handle: OpaquePointer, _ i: Int32) -> DatabaseValue {
+        guard let value = sqlite3_column_value(handle, i) else { return .null }
+        switch sqlite3_value_type(value) {
+        case SQLITE_INTEGER:
+            return .integer(sqlite3_value_int64(value))
+        case SQLITE_FLOAT:
+            return .double(sqlite3_value_double(value))
+        case SQLITE_TEXT:
+            // sqlite3_value_text first, then sqlite3_value_bytes, as SQLite documents.
+            guard let text = sqlite3_value_text(value) else { return .text("") }
+            let count = Int(sqlite3_value_bytes(value))
+            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+        case SQLITE_BLOB:
+            guard let blob = sqlite3_value_blob(value) else { return .blob(Data()) }
+            return .blob(Data(bytes: blob, count: Int(sqlite3_value_bytes(value))))
+        default:
+            return .null
         }
     }
 

@@ -104,12 +104,16 @@ struct SQLiteConnectionTests {
         #expect(cursor.layout.columnNames == ["id", "label"])
         var count: Int64 = 0
         var idSum: Int64 = 0
+        var firstRow: Row?
         while let row = try cursor.next() {
+            if firstRow == nil { firstRow = row }
             count += 1
             idSum += try row.decode(Int64.self, at: 0)
             if count == 5000 { #expect(row["label"] == .text("row 5000")) }
         }
         #expect(count == 10_000)
+        // Rows are reused between calls, but one the caller kept is never overwritten.
+        #expect(firstRow?.values == [.integer(1), .text("row 1")])
         #expect(idSum == 10_000 * 10_001 / 2)
         #expect(try cursor.next() == nil)
         cursor.close()
@@ -195,11 +199,12 @@ struct SQLiteConnectionTests {
     @Test func interruptCancelsALongQuery() throws {
         let db = try memoryConnection()
         let interrupt = db.makeInterrupter()
-        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { interrupt() }
+        let interrupter = RepeatingInterrupter(after: 0.2, interrupt)
         let started = Date()
         let error = databaseError {
             try db.run("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 5000000000) SELECT count(*) FROM c")
         }
+        interrupter.stop()
         guard case .cancelled(let context)? = error else {
             Issue.record("expected .cancelled, got \(String(describing: error))")
             return
@@ -216,6 +221,8 @@ struct SQLiteConnectionTests {
         let db = try memoryConnection()
         let interrupt = db.makeInterrupter()
         let box = UncheckedSendableBox(value: db)
+        let interrupter = RepeatingInterrupter(after: 0.2, interrupt)
+        defer { interrupter.stop() }
         let result: DatabaseError? = await withCheckedContinuation { continuation in
             Thread.detachNewThread {
                 let error = databaseError {
@@ -226,7 +233,6 @@ struct SQLiteConnectionTests {
                 }
                 continuation.resume(returning: error)
             }
-            DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { interrupt() }
         }
         guard case .cancelled? = result else {
             Issue.record("expected .cancelled, got \(String(describing: result))")

@@ -67,3 +67,36 @@ func databaseError(_ body: () throws -> Void, sourceLocation: SourceLocation = #
 struct UncheckedSendableBox<Value>: @unchecked Sendable {
     let value: Value
 }
+
+/// Calls an interrupter every 50 ms from another thread until stopped, so that an interrupt
+/// arriving before the statement started (on a loaded machine) is simply repeated.
+final class RepeatingInterrupter: @unchecked Sendable {
+    // @unchecked: `stopped` is only touched while `lock` is held.
+    private let lock = NSLock()
+    private var stopped = false
+
+    init(after delay: Double, _ interrupt: @escaping @Sendable () -> Void) {
+        Thread.detachNewThread { [self] in
+            Thread.sleep(forTimeInterval: delay)
+            while interruptUnlessStopped(interrupt) {
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+    }
+
+    /// Interrupts under the lock, so that no interrupt lands after ``stop()`` returned.
+    private func interruptUnlessStopped(_ interrupt: () -> Void) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if stopped { return false }
+        interrupt()
+        return true
+    }
+
+    /// Stops interrupting; no interrupt happens after this returns.
+    func stop() {
+        lock.lock()
+        stopped = true
+        lock.unlock()
+    }
+}
