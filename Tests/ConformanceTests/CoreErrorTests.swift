@@ -100,3 +100,50 @@ struct CoreErrorTests {
         }
     }
 }
+
+/// Lock contention between two handles on the same database is `.busy` on both backends.
+@Suite("Core: lock contention")
+struct CoreBusyTests {
+    @Test(arguments: Backend.allCases)
+    func aLockHeldElsewhereIsBusy(_ backend: Backend) throws {
+        try withTestDatabaseHandle(backend) { (test: TestDatabase) throws in
+            let db = test.database
+            try db.write { try $0.execute(.createTable(SQLCreateTable("t", columns: [
+                SQLColumnDefinition("id", .int64, primaryKey: .plain), SQLColumnDefinition("v", .int64)]))) }
+            try db.write { try $0.execute(.insert(SQLInsert(into: "t", values: ["id": 1, "v": 0]))) }
+            let other = try test.openAgain(busyTimeout: 0.1)
+            defer { other.close() }
+            let holding = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            let done = DispatchSemaphore(value: 0)
+            Thread.detachNewThread {
+                _ = try? db.write { conn in
+                    try conn.execute(.update(SQLUpdate("t", set: [SQLAssignment("v", value: 1)], where: SQLExpression.column("id").equals(1))))
+                    holding.signal()
+                    release.wait()
+                }
+                done.signal()
+            }
+            holding.wait()
+            defer {
+                release.signal()
+                done.wait()
+            }
+            do {
+                try other.write { conn in
+                    if backend == .postgres {
+                        // Fail fast instead of waiting for the row lock (SQLSTATE 55P03).
+                        try conn.execute(sql: "SET LOCAL lock_timeout = '100ms'")
+                    }
+                    try conn.execute(.update(SQLUpdate("t", set: [SQLAssignment("v", value: 2)], where: SQLExpression.column("id").equals(1))))
+                }
+                Issue.record("the second writer was not blocked")
+            } catch let error as DatabaseError {
+                guard case .busy = error else {
+                    Issue.record("expected .busy, got \(error)")
+                    return
+                }
+            }
+        }
+    }
+}

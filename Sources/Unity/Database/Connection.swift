@@ -187,6 +187,7 @@ public final class Connection {
     /// Runs `body` in a transaction: commits when it returns, rolls back when it throws.
     /// Called inside another transaction it becomes a savepoint, so an inner failure undoes
     /// only the inner work.
+    @discardableResult
     public func transaction<T>(_ kind: TransactionKind = .immediate, _ body: (Connection) throws -> T) throws -> T {
         if driverConnection.transactionStatus == .idle {
             try execute(.begin(kind))

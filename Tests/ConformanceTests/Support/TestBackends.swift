@@ -49,6 +49,17 @@ final class TestDatabase: Sendable {
         }
     }
 
+    /// Another `Database` on the same file or schema, as a second process would open it.
+    func openAgain(busyTimeout: Double = 5, configuration: DatabaseConfiguration = DatabaseConfiguration()) throws -> Database {
+        switch backend {
+        case .sqlite:
+            return try Database(driver: SQLiteDriver(path: location, readers: 2, busyTimeout: busyTimeout), configuration: configuration)
+        case .postgres:
+            guard let url = adminURL else { throw TestSetupError.postgresMissing }
+            return try Database(driver: PostgresDriver(url, connections: 2, searchPath: location), configuration: configuration)
+        }
+    }
+
     /// Drops everything the test made.
     func tearDown() {
         database.close()
@@ -73,6 +84,14 @@ enum TestSetupError: Error, CustomStringConvertible {
         "UNITY_POSTGRES_URL is not set: the conformance suite runs every case on PostgreSQL too. "
             + "Run the tests with scripts/test, which starts a throwaway PostgreSQL server."
     }
+}
+
+/// Runs `body` with a fresh test database (whose ``TestDatabase/openAgain(busyTimeout:configuration:)``
+/// opens a second handle) and removes it afterwards.
+func withTestDatabaseHandle<T>(_ backend: Backend, _ body: (TestDatabase) throws -> T) throws -> T {
+    let test = try TestDatabase(backend)
+    defer { test.tearDown() }
+    return try body(test)
 }
 
 /// Runs `body` with a fresh database on `backend` and removes it afterwards, whatever happens.
