@@ -618,15 +618,20 @@ final class PostgresCursor: DriverCursor {
         if finished { return }
         defer { finish() }
         guard let conn = connection.handle else { return }
-        // Whatever already arrived is read without blocking; if the statement is still
-        // running, it is cancelled (or, in a transaction, read to the end).
+        // What already arrived is read without blocking (a bounded amount: a fast server
+        // keeps rows coming); if the statement is still running after that, it is
+        // cancelled (or, in a transaction, read to the end).
         var complete = false
-        while PQconsumeInput(conn) == 1, PQisBusy(conn) == 0 {
-            guard let pending = PQgetResult(conn) else {
-                complete = true
-                break
+        var budget = 1024
+        if PQconsumeInput(conn) == 1 {
+            while budget > 0, PQisBusy(conn) == 0 {
+                guard let pending = PQgetResult(conn) else {
+                    complete = true
+                    break
+                }
+                PQclear(pending)
+                budget -= 1
             }
-            PQclear(pending)
         }
         if !complete {
             if cancelOnEarlyClose { connection.cancelHandle.cancelRunningStatement() }

@@ -1,1 +1,0 @@
-// Tests for DriverPostgresTests are added by their issues.
