@@ -137,6 +137,22 @@ struct CoreCursorTests {
     }
 
     @Test(arguments: Backend.allCases)
+    func aFailingBatchOutsideATransactionKeepsNothing(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            try db.write { try $0.execute(.createTable(SQLCreateTable("b", columns: [SQLColumnDefinition("id", .int64, primaryKey: .plain)]))) }
+            var statements = (0..<200).map { SQLStatement.insert(SQLInsert(into: "b", values: ["id": .integer(Int64($0))])) }
+            statements.append(.insert(SQLInsert(into: "b", values: ["id": 7])))
+            #expect(throws: DatabaseError.self) {
+                try db.withConnection { try $0.executeBatch(statements) }
+            }
+            #expect(try db.read { try $0.fetchValue(Int.self, sql: "SELECT COUNT(*) FROM b") } == 0)
+            // And a good batch outside a transaction commits.
+            try db.withConnection { try $0.executeBatch(Array(statements.dropLast())) }
+            #expect(try db.read { try $0.fetchValue(Int.self, sql: "SELECT COUNT(*) FROM b") } == 200)
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
     func returningAndUpsert(_ backend: Backend) throws {
         try withTestDatabase(backend) { (db: Database) throws in
             try db.write { conn in

@@ -68,10 +68,14 @@ public final class Connection {
 
     /// Runs many statements as fast as the backend allows: consecutive statements that render
     /// to the same SQL run as one batch (one reused prepared statement on SQLite, one pipeline
-    /// on PostgreSQL). Returns the total number of rows changed. Wrap the call in a
-    /// transaction to make it all-or-nothing (``Database/write(_:)`` does).
+    /// on PostgreSQL). Returns the total number of rows changed. A batch is all-or-nothing on
+    /// both backends: outside a transaction it runs in one of its own, inside one it is a
+    /// savepoint's worth of work that the enclosing transaction commits or rolls back.
     @discardableResult
     public func executeBatch(_ statements: [SQLStatement]) throws -> Int {
+        if driverConnection.transactionStatus == .idle {
+            return try transaction(.immediate) { try $0.executeBatch(statements) }
+        }
         var total = 0
         var currentSQL: String?
         var sets: [[DatabaseValue]] = []
@@ -97,9 +101,13 @@ public final class Connection {
         return total
     }
 
-    /// Runs one SQL text once per binding set, as one batch. Returns the rows changed.
+    /// Runs one SQL text once per binding set, as one batch, all-or-nothing like
+    /// ``executeBatch(_:)-([SQLStatement])``. Returns the rows changed.
     @discardableResult
     public func executeBatch(_ rendered: String, bindingSets: [[DatabaseValue]]) throws -> Int {
+        if driverConnection.transactionStatus == .idle {
+            return try transaction(.immediate) { try $0.executeBatch(rendered, bindingSets: bindingSets) }
+        }
         log(rendered, [])
         return try driverConnection.executeBatch(rendered, bindingSets: bindingSets)
     }
