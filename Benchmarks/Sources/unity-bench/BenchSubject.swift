@@ -65,7 +65,12 @@ enum SubjectRegistry {
         RawSQLiteSubject(),
         RawLibPQSubject(mode: .pipeline),
         RawLibPQSubject(mode: .copy),
-        // Unity subjects go here (for each backend): CoreSubject(backend: .sqlite), …
+        CoreSubject(backend: .sqlite),
+        CoreSubject(backend: .postgres),
+        ModelDefSubject(backend: .sqlite),
+        ModelDefSubject(backend: .postgres),
+        // The other flavors join here as they land, one subject per backend each:
+        // PersistableSubject, ORMSubject, PredicatesSubject, StateSubject.
         GRDBSubject(),
         PostgresNIOSubject(),
     ]

@@ -16,6 +16,11 @@ import Darwin
 /// checksum as one JSON line, and the parent reads the child's `ru_maxrss` from `wait4`. The
 /// number is the whole child's peak: runtime and library baseline (for postgres-nio also its
 /// event-loop threads) plus what streaming held at most.
+///
+/// On Linux the child reads its own peak (`VmHWM` in `/proc/self/status`) and reports it:
+/// `wait4`'s `ru_maxrss` is useless there, because `posix_spawn` runs `execve` from a vfork
+/// that shares the parent's memory, and the kernel carries that memory's high-water mark over
+/// into the child's `ru_maxrss` (it would report the parent's biggest fetch).
 enum PeakMemory {
     /// What the child reports.
     struct ChildReport: Codable {
@@ -25,6 +30,20 @@ enum PeakMemory {
         var count: Int
         /// The checksum's value, in hexadecimal.
         var checksum: String
+        /// The child's own peak resident set size in bytes, where the system reports it.
+        var peakBytes: Int?
+    }
+
+    /// This process's peak resident set size in bytes (`VmHWM`), or nil where there is no
+    /// `/proc/self/status`.
+    static func ownPeakBytes() -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 2, let kilobytes = Int(fields[1]) else { return nil }
+            return kilobytes * 1_024
+        }
+        return nil
     }
 
     /// Runs one `stream` case in a child process; returns its report and peak RSS in bytes.
@@ -79,6 +98,7 @@ enum PeakMemory {
         guard let line = String(data: output, encoding: .utf8)?.split(separator: "\n").last,
               let report = try? JSONDecoder().decode(ChildReport.self, from: Data(line.utf8))
         else { throw BenchError("the stream child process printed no report") }
+        if let peakBytes = report.peakBytes { return (report, peakBytes) }
         #if canImport(Darwin)
         let peakBytes = Int(usage.ru_maxrss) // bytes on Darwin
         #else

@@ -192,7 +192,7 @@ struct PGBinaryResult {
         let microseconds = int64(row, 3) + postgresEpochOffsetMicroseconds
         return BenchRecord(
             id: int64(row, 0), name: text(row, 1), score: double(row, 2),
-            createdAt: Date(timeIntervalSince1970: Double(microseconds / 1_000) / 1000.0),
+            createdAt: Date(timeIntervalSince1970: Double(microseconds) / 1_000_000),
             rank: isNull(row, 4) ? nil : int64(row, 4), payload: data(row, 5))
     }
 }

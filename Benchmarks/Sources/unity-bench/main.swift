@@ -12,7 +12,8 @@ func runStreamChild(_ child: BenchOptions.ChildCase, options: BenchOptions, targ
     // No fixture: the parent seeded the table, and streaming does not change it.
     let (seconds, checksum) = try await BenchRunner.iterate(
         subject: subject, spec: spec, target: target, options: options, fixture: nil)
-    let report = PeakMemory.ChildReport(seconds: seconds, count: checksum.count, checksum: String(checksum.value, radix: 16))
+    let report = PeakMemory.ChildReport(seconds: seconds, count: checksum.count, checksum: String(checksum.value, radix: 16),
+                                        peakBytes: PeakMemory.ownPeakBytes())
     FileHandle.standardOutput.write(try JSONEncoder().encode(report) + Data("\n".utf8))
 }
 

@@ -1,0 +1,174 @@
+import DriverPostgres
+import DriverSQLite
+import Foundation
+
+/// Unity's core API, the layer every flavor is built on, used as its README shows: a
+/// ``Database`` with a pool, statements written as AST values (`SQLSelect`, `SQLInsert`,
+/// `SQLUpdate`, `SQLDelete`), rows decoded by hand with `row.decode(_:at:)`, batches through
+/// `Connection.executeBatch` (one reused prepared statement on SQLite, one pipeline on
+/// PostgreSQL) inside `db.write`, and `Connection.cursor` for streaming.
+struct CoreSubject: BenchSubject {
+    let name = "core"
+    let backend: Backend
+
+    func unsupportedReason(_ workload: Workload) -> String? { nil }
+
+    func openSession(_ target: BenchTarget) async throws -> any BenchSession {
+        switch backend {
+        case .sqlite:
+            return CoreSession(database: try Database(driver: SQLiteDriver(path: target.sqlitePath)))
+        case .postgres:
+            guard let url = target.postgresURL else { throw BenchError("no PostgreSQL URL") }
+            return CoreSession(database: try Database(driver: PostgresDriver(url, connections: 2)))
+        }
+    }
+}
+
+/// One ``Database`` (a pool) for all iterations of a workload.
+final class CoreSession: BenchSession {
+    private let database: Database
+
+    init(database: Database) { self.database = database }
+
+    func close() async throws { database.close() }
+
+    /// The record columns, in `BenchRecord` order.
+    static let recordColumns: [SQLSelectColumn] = ["id", "name", "score", "created_at", "rank", "payload"].map {
+        SQLSelectColumn.column($0)
+    }
+
+    /// `SELECT <record columns> FROM bench`.
+    static let selectRecords = SQLSelect(from: "bench").columns(recordColumns)
+
+    /// Decodes a row whose columns are `recordColumns`, by position.
+    @inline(__always)
+    static func record(_ row: Row) throws -> BenchRecord {
+        BenchRecord(
+            id: try row.decode(Int64.self, at: 0),
+            name: try row.decode(String.self, at: 1),
+            score: try row.decode(Double.self, at: 2),
+            createdAt: try row.decode(Date.self, at: 3),
+            rank: try row.decode(Int64?.self, at: 4),
+            payload: try row.decode(Data.self, at: 5))
+    }
+
+    func run(_ workload: Workload, spec: WorkloadSpec) async throws -> WorkloadOutput {
+        let rows = spec.rows
+        let tableRows = spec.tableRows
+        let checksum: Checksum
+        switch workload {
+        case .insert:
+            let records = BenchData.records(count: rows)
+            checksum = try await database.write { conn in
+                var checksum = Checksum()
+                var statements: [SQLStatement] = []
+                statements.reserveCapacity(records.count)
+                for record in records {
+                    statements.append(.insert(SQLInsert(into: "bench", values: [
+                        "id": .integer(record.id), "name": .text(record.name), "score": .double(record.score),
+                        "created_at": .date(record.createdAt), "rank": record.rank.databaseValue,
+                        "payload": .blob(record.payload),
+                    ])))
+                    checksum.add(record)
+                }
+                try conn.executeBatch(statements)
+                return checksum
+            }
+        case .update:
+            let records = BenchData.records(count: rows, generation: 1)
+            checksum = try await database.write { conn in
+                var checksum = Checksum()
+                var statements: [SQLStatement] = []
+                statements.reserveCapacity(records.count)
+                for record in records {
+                    statements.append(.update(SQLUpdate("bench", set: [
+                        SQLAssignment("name", value: record.name), SQLAssignment("score", value: record.score),
+                        SQLAssignment("created_at", value: record.createdAt), SQLAssignment("rank", value: record.rank),
+                        SQLAssignment("payload", value: record.payload),
+                    ], where: SQLExpression.column("id").equals(record.id))))
+                    checksum.add(record)
+                }
+                try conn.executeBatch(statements)
+                return checksum
+            }
+        case .delete:
+            checksum = try await database.write { conn in
+                var checksum = Checksum()
+                var statements: [SQLStatement] = []
+                statements.reserveCapacity(rows)
+                for id in 1...Int64(rows) {
+                    statements.append(.delete(SQLDelete(from: "bench", where: SQLExpression.column("id").equals(id))))
+                    checksum.add(hash: UInt64(id))
+                }
+                try conn.executeBatch(statements)
+                return checksum
+            }
+        case .fetch:
+            let records = try await database.read { conn in
+                var records: [BenchRecord] = []
+                try conn.forEachRow(.select(Self.selectRecords.orderBy(SQLExpression.column("id").asc))) { row in
+                    records.append(try Self.record(row))
+                }
+                return records
+            }
+            var sum = Checksum()
+            for record in records { sum.add(record) }
+            checksum = sum
+        case .stream:
+            checksum = try await database.read { conn in
+                var checksum = Checksum()
+                let cursor = try conn.cursor(.select(Self.selectRecords.orderBy(SQLExpression.column("id").asc)))
+                while let row = try cursor.next() { checksum.add(try Self.record(row)) }
+                return checksum
+            }
+        case .lookup:
+            checksum = try await database.read { conn in
+                var checksum = Checksum()
+                for index in 0..<rows {
+                    let id = BenchData.lookupID(index, tableRows: tableRows)
+                    guard let row = try conn.fetchOne(.select(Self.selectRecords.where(SQLExpression.column("id").equals(id))))
+                    else { throw BenchError("core: no record \(id)") }
+                    checksum.add(try Self.record(row))
+                }
+                return checksum
+            }
+        case .query:
+            checksum = try await database.read { conn in
+                var checksum = Checksum()
+                for index in 0..<rows {
+                    let query = Self.selectRecords
+                        .where(SQLExpression.column("score").greaterThanOrEquals(BenchData.queryLowerBound(index)))
+                        .orderBy(SQLExpression.column("score").asc)
+                        .limit(BenchData.queryLimit)
+                    var page: [BenchRecord] = []
+                    try conn.forEachRow(.select(query)) { row in page.append(try Self.record(row)) }
+                    for record in page { checksum.add(record) }
+                }
+                return checksum
+            }
+        case .oneToMany:
+            // One LEFT JOIN, grouped while reading (rows come ordered by parent).
+            let parents = try await database.read { conn in
+                let query = SQLSelect(from: "bench_parent", as: "p")
+                    .columns(.expression(.column("p", "id")), .expression(.column("p", "name")),
+                             .expression(.column("c", "id")), .expression(.column("c", "parent_id")),
+                             .expression(.column("c", "name")), .expression(.column("c", "score")))
+                    .join(.left, "bench_child", as: "c", on: SQLExpression.column("c", "parent_id").equals(.column("p", "id")))
+                    .orderBy(SQLExpression.column("p", "id").asc)
+                var grouper = ParentGrouper()
+                try conn.forEachRow(.select(query)) { row in
+                    let parent = BenchParent(id: try row.decode(Int64.self, at: 0), name: try row.decode(String.self, at: 1))
+                    let child: BenchChild? = row[2].isNull ? nil : BenchChild(
+                        id: try row.decode(Int64.self, at: 2), parentID: try row.decode(Int64.self, at: 3),
+                        name: try row.decode(String.self, at: 4), score: try row.decode(Double.self, at: 5))
+                    grouper.add(parent: parent, child: child)
+                }
+                return grouper.result
+            }
+            var sum = Checksum()
+            for parent in parents { sum.add(parent) }
+            checksum = sum
+        }
+        return WorkloadOutput(checksum: checksum)
+    }
+}
