@@ -24,31 +24,58 @@ public struct RowEncoder: Sendable {
         } catch let error as EncodingError {
             throw DatabaseError.misuse("could not encode \(T.self) as a row: \(error)")
         }
-        return encoder.storage.pairs
-    }
-}
-
-final class RowStorage {
-    var pairs: [(column: String, value: DatabaseValue)] = []
-    var positions: [String: Int] = [:]
-
-    func set(_ column: String, _ value: DatabaseValue) {
-        if let i = positions[column] {
-            pairs[i].value = value
-        } else {
-            positions[column] = pairs.count
-            pairs.append((column, value))
-        }
+        return encoder.pairs
     }
 }
 
 final class _RowEncoder: Encoder {
-    let storage = RowStorage()
+    /// The columns written so far, in order.
+    private(set) var pairs: [(column: String, value: DatabaseValue)] = []
+    /// Where each column is in `pairs`; built only for wide rows, where scanning `pairs` for a
+    /// column written twice would cost more than hashing.
+    private var positions: [String: Int]?
     let skipped: Set<String>
+    /// `skipped` as a list: a handful of string comparisons is cheaper than hashing every key.
+    private let skippedList: [String]
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    init(skipped: Set<String>) { self.skipped = skipped }
+    /// Above this many columns, `positions` takes over from scanning `pairs`.
+    private static let scanLimit = 16
+
+    init(skipped: Set<String>) {
+        self.skipped = skipped
+        self.skippedList = skipped.count <= 4 ? Array(skipped) : []
+        pairs.reserveCapacity(8)
+    }
+
+    @inline(__always)
+    func isSkipped(_ column: String) -> Bool {
+        if skipped.isEmpty { return false }
+        if skipped.count <= 4 { return skippedList.contains(column) }
+        return skipped.contains(column)
+    }
+
+    /// Sets `column` (the last write of a column wins, in the place of its first write).
+    @inline(__always)
+    func set(_ column: String, _ value: DatabaseValue) {
+        if let positions {
+            if let i = positions[column] { pairs[i].value = value; return }
+        } else {
+            for i in pairs.indices where pairs[i].column == column {
+                pairs[i].value = value
+                return
+            }
+        }
+        pairs.append((column, value))
+        if positions != nil {
+            positions?[column] = pairs.count - 1
+        } else if pairs.count > Self.scanLimit {
+            var index = [String: Int](minimumCapacity: pairs.count * 2)
+            for (i, pair) in pairs.enumerated() where index[pair.column] == nil { index[pair.column] = i }
+            positions = index
+        }
+    }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         KeyedEncodingContainer(RowKeyedEncodingContainer<Key>(encoder: self))
@@ -70,8 +97,8 @@ struct RowKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol
     @inline(__always)
     private func put(_ value: DatabaseValue, _ key: Key) {
         let name = key.stringValue
-        if encoder.skipped.isEmpty || !encoder.skipped.contains(name) {
-            encoder.storage.set(name, value)
+        if !encoder.isSkipped(name) {
+            encoder.set(name, value)
         }
     }
 
@@ -102,6 +129,12 @@ struct RowKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol
     }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        // Common value types first: a metatype comparison is far cheaper than the dynamic cast
+        // below, and `unsafeBitCast` is the identity here (T is that very type).
+        if T.self == Date.self { put(.date(unsafeBitCast(value, to: Date.self)), key); return }
+        if T.self == Data.self { put(.blob(unsafeBitCast(value, to: Data.self)), key); return }
+        if T.self == UUID.self { put(.uuid(unsafeBitCast(value, to: UUID.self)), key); return }
+        if T.self == Decimal.self { put(.decimal(unsafeBitCast(value, to: Decimal.self)), key); return }
         if let convertible = value as? any DatabaseValueConvertible {
             put(convertible.databaseValue, key)
             return

@@ -37,13 +37,43 @@ public final class RowLayout: Sendable, Hashable {
 
     @usableFromInline
     func indexLookup(_ name: String) -> Int? {
-        // Small result sets are scanned: comparing a handful of short strings beats hashing.
+        // Small result sets are scanned: comparing a handful of short strings beats hashing,
+        // and the case-insensitive pass allocates no lowered copy of `name` (a Codable record's
+        // key that is not a column, such as a flag with a default, misses on every row).
         if columnNames.count <= 8 {
             for i in columnNames.indices where columnNames[i] == name { return i }
-        } else if let i = exact[name] {
-            return i
+            for i in columnNames.indices where Self.equalIgnoringCase(columnNames[i], name) { return i }
+            return nil
         }
+        if let i = exact[name] { return i }
         return folded[name.lowercased()]
+    }
+
+    /// `a.lowercased() == b.lowercased()`, without allocating while both are ASCII.
+    @usableFromInline
+    static func equalIgnoringCase(_ a: String, _ b: String) -> Bool {
+        var left = a.utf8.makeIterator()
+        var right = b.utf8.makeIterator()
+        while true {
+            switch (left.next(), right.next()) {
+            case (nil, nil):
+                return true
+            case let (x?, y?):
+                // Beyond ASCII, lowering may change lengths: let Unicode decide.
+                if x >= 0x80 || y >= 0x80 { return a.lowercased() == b.lowercased() }
+                // ASCII letters fold by one bit; lowering ASCII keeps every byte in place, so
+                // a difference here is a difference between the lowered strings.
+                if x != y, asciiLower(x) != asciiLower(y) { return false }
+            default:
+                // One ended first; lowering never maps a character to nothing.
+                return false
+            }
+        }
+    }
+
+    @inline(__always)
+    static func asciiLower(_ byte: UInt8) -> UInt8 {
+        byte >= 65 && byte <= 90 ? byte | 0x20 : byte
     }
 
     /// Layouts are equal when their column names are.

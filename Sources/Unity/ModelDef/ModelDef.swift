@@ -125,12 +125,18 @@ public struct ModelOrdering: Sendable, Hashable {
 /// The coding key that is a flag, never a column.
 let existsInDatabaseKey = "existsInDatabase"
 
+/// Built once: building it per row would allocate its dictionary for every row read.
+let sharedModelRowDecoder = RowDecoder(defaultValues: [existsInDatabaseKey: .bool(true)])
+
+/// Built once, for the same reason.
+let sharedModelRowEncoder = RowEncoder(skippedKeys: [existsInDatabaseKey])
+
 extension ModelDef {
     /// The encoder of every model: skips `existsInDatabase`.
-    static var modelRowEncoder: RowEncoder { RowEncoder(skippedKeys: [existsInDatabaseKey]) }
+    static var modelRowEncoder: RowEncoder { sharedModelRowEncoder }
 
     /// The decoder of every model: rows come from the database, so `existsInDatabase` is true.
-    static var modelRowDecoder: RowDecoder { RowDecoder(defaultValues: [existsInDatabaseKey: .bool(true)]) }
+    static var modelRowDecoder: RowDecoder { sharedModelRowDecoder }
 
     /// Decodes one row read from the table.
     static func decodeRow(_ row: Row) throws -> Self {
@@ -334,7 +340,8 @@ extension ModelDef {
     static func fetchAll(_ query: SQLSelect, in db: Database?) throws -> [Self] {
         try DBManager.resolve(db).read { conn in
             var models: [Self] = []
-            try conn.forEachRow(.select(query)) { row in models.append(try decodeRow(row)) }
+            let decoder = modelRowDecoder.rowsDecoder(for: Self.self)
+            try conn.forEachRow(.select(query)) { row in models.append(try decoder.decode(row)) }
             return models
         }
     }

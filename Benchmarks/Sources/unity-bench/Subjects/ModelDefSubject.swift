@@ -123,9 +123,9 @@ final class ModelDefSession: BenchSession {
             guard let database = DBManager.defaultDatabase else { throw BenchError("modeldef: no default database") }
             checksum = try await database.read { conn in
                 var checksum = Checksum()
-                let decoder = RowDecoder(defaultValues: ["existsInDatabase": .bool(true)])
+                let decoder = RowDecoder(defaultValues: ["existsInDatabase": .bool(true)]).rowsDecoder(for: BenchModel.self)
                 let cursor = try conn.cursor(.select(SQLSelect(from: BenchModel.tableName).orderBy(SQLExpression.column("id").asc)))
-                while let row = try cursor.next() { checksum.add(try decoder.decode(BenchModel.self, from: row).record) }
+                while let row = try cursor.next() { checksum.add(try decoder.decode(row).record) }
                 return checksum
             }
         case .lookup:
