@@ -124,3 +124,26 @@ struct ValueConversionTests {
         }
     }
 }
+
+@Suite("Date text fast path")
+struct DateTextCanonicalTests {
+    @Test func canonicalAndGeneralParsersAgree() throws {
+        for m: Int64 in [0, 1, 999_999, 123_456_789_012_345, -86_400_000_001, 700_000_000_123_456] {
+            let text = DateText.format(DateText.date(microsecondsSinceReferenceDate: m))
+            var copy = text
+            let general = copy.withUTF8 { DateText.parseGeneral($0) }
+            #expect(DateText.parse(text) == general)
+            #expect(DateText.parse(text).flatMap(DateText.microsecondsSinceReferenceDate) == m)
+        }
+    }
+
+    @Test func canonicalLengthButMalformedIsRejected() {
+        for bad in ["2024-01-01 10:00:00.00000x", "2024-01-01T10:00:00.000000", "2024-13-01 10:00:00.000000",
+                    "2024-01-01 24:00:00.000000", "2024/01/01 10:00:00.000000", "2024-01-01 10:00:00,000000"] {
+            #expect(bad.utf8.count == 26)
+            #expect(DateText.parse(bad) == nil || bad.contains("T"), "\(bad)")
+        }
+        // 'T' as separator is valid ISO 8601, read by the general parser.
+        #expect(DateText.parse("2024-01-01T10:00:00.000000") != nil)
+    }
+}

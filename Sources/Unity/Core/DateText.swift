@@ -71,6 +71,36 @@ public enum DateText {
 
     /// Parses the UTF-8 bytes of a date text; see ``parse(_:)``.
     public static func parse(utf8 s: UnsafeBufferPointer<UInt8>) -> Date? {
+        if s.count == 26, let date = parseCanonical(s) { return date }
+        return parseGeneral(s)
+    }
+
+    /// The text Unity itself writes, `YYYY-MM-DD HH:MM:SS.ffffff`, read with fixed offsets:
+    /// every date column of every row goes through here, so it is kept to straight-line code.
+    @inline(__always)
+    static func parseCanonical(_ s: UnsafeBufferPointer<UInt8>) -> Date? {
+        guard s[4] == 45, s[7] == 45, s[10] == 32, s[13] == 58, s[16] == 58, s[19] == 46 else { return nil }
+        // A byte outside '0'...'9' leaves a value above 9 once 48 is subtracted (wrapping for
+        // bytes below '0'): collect them all in `invalid` and check once.
+        var invalid: UInt8 = 0
+        @inline(__always) func d(_ k: Int) -> Int64 {
+            let v = s[k] &- 48
+            invalid |= v > 9 ? 1 : 0
+            return Int64(v)
+        }
+        let year = d(0) * 1000 + d(1) * 100 + d(2) * 10 + d(3)
+        let month = d(5) * 10 + d(6)
+        let day = d(8) * 10 + d(9)
+        let hour = d(11) * 10 + d(12)
+        let minute = d(14) * 10 + d(15)
+        let second = d(17) * 10 + d(18)
+        let micro = ((d(20) * 10 + d(21)) * 10 + d(22)) * 1000 + (d(23) * 10 + d(24)) * 10 + d(25)
+        guard invalid == 0, (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61 else { return nil }
+        let unixSeconds = days(fromCivil: year, month, day) * 86_400 + hour * 3600 + minute * 60 + second
+        return date(microsecondsSinceReferenceDate: unixSeconds * 1_000_000 + micro - unixToReferenceMicros)
+    }
+
+    static func parseGeneral(_ s: UnsafeBufferPointer<UInt8>) -> Date? {
         var i = 0
         let n = s.count
         func digits(_ count: Int) -> Int64? {
