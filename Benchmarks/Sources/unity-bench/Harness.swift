@@ -139,6 +139,7 @@ final class BenchRunner {
         do {
             for iteration in 0..<(options.warmups + options.iterations) {
                 try fixture?.prepare(spec)
+                BenchData.prepareInput(for: spec)
                 let clock = ContinuousClock()
                 let start = clock.now
                 let output = try await session.run(spec.workload, spec: spec)

@@ -109,10 +109,31 @@ enum BenchData {
         )
     }
 
-    /// Records 1...count.
+    /// Records 1...count. Memoized: the write workloads take their input from here, and
+    /// making the input must not be timed (it would add the same constant to every subject's
+    /// time and pull every ratio toward 1). The harness calls ``prepareInput(for:)`` before
+    /// the clock starts; a later call with the same arguments returns the same array (copy on
+    /// write makes that O(1)).
     static func records(count: Int, generation: Int64 = 0) -> [BenchRecord] {
-        (0..<count).map { record(id: Int64($0) + 1, generation: generation) }
+        inputCache.records(count: count, generation: generation) {
+            (0..<count).map { record(id: Int64($0) + 1, generation: generation) }
+        }
     }
+
+    /// Makes the input records of a write workload ahead of the timed part.
+    static func prepareInput(for spec: WorkloadSpec) {
+        switch spec.workload {
+        case .insert, .delete:
+            _ = records(count: spec.rows, generation: 0)
+        case .update:
+            _ = records(count: spec.rows, generation: 0)
+            _ = records(count: spec.rows, generation: 1)
+        default:
+            break
+        }
+    }
+
+    private static let inputCache = InputCache()
 
     /// Milliseconds since 1970 of a date, rounded: the precision every subject keeps.
     static func milliseconds(_ date: Date) -> Int64 {
@@ -231,5 +252,27 @@ struct FNV1a {
     mutating func add(_ data: Data) {
         for byte in data { add(byte: byte) }
         add(Int64(data.count))
+    }
+}
+
+/// The memoized input of ``BenchData/records(count:generation:)``: the last few arrays made.
+final class InputCache: @unchecked Sendable {
+    // @unchecked: `entries` is only touched under `lock`.
+    private let lock = NSLock()
+    private var entries: [(count: Int, generation: Int64, records: [BenchRecord])] = []
+
+    func records(count: Int, generation: Int64, make: () -> [BenchRecord]) -> [BenchRecord] {
+        lock.lock()
+        if let hit = entries.first(where: { $0.count == count && $0.generation == generation }) {
+            lock.unlock()
+            return hit.records
+        }
+        lock.unlock()
+        let made = make()
+        lock.lock()
+        entries.append((count, generation, made))
+        if entries.count > 4 { entries.removeFirst() }
+        lock.unlock()
+        return made
     }
 }

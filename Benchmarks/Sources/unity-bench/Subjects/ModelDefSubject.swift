@@ -107,7 +107,7 @@ final class ModelDefSession: BenchSession {
             try DBManager.executeStatements(statements)
         case .delete:
             if modelsToDelete.count != spec.rows {
-                modelsToDelete = (1...Int64(spec.rows)).map { BenchModel(BenchData.record(id: $0), existsInDatabase: true) }
+                modelsToDelete = BenchData.records(count: spec.rows).map { BenchModel($0, existsInDatabase: true) }
             }
             var statements: [ModelStatement] = []
             statements.reserveCapacity(modelsToDelete.count)
