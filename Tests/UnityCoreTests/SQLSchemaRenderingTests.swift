@@ -96,4 +96,19 @@ import Testing
         #expect(try sqlText(.alterTable(SQLAlterTable("hats", .renameColumn("a", to: "b"))), .postgres) == #"ALTER TABLE "hats" RENAME COLUMN "a" TO "b""#)
         #expect(try sqlText(.alterTable(SQLAlterTable("hats", .dropColumn("a"))), .postgres) == #"ALTER TABLE "hats" DROP COLUMN "a""#)
     }
+    @Test func inlinedDateAndUUIDDefaults() throws {
+        let epoch = Date(timeIntervalSince1970: 0)
+        let u = try #require(UUID(uuidString: "00112233-4455-6677-8899-AABBCCDDEEFF"))
+        let t = SQLCreateTable("d", columns: [
+            SQLColumnDefinition("at", .date, default: .value(epoch)), SQLColumnDefinition("u", .uuid, default: .value(u)),
+        ])
+        #expect(try sqlText(.createTable(t), .sqlite) == #"CREATE TABLE "d" ("at" TEXT DEFAULT '1970-01-01 00:00:00.000000', "u" BLOB DEFAULT x'00112233445566778899aabbccddeeff')"#)
+        #expect(try sqlText(.createTable(t), .postgres) == #"CREATE TABLE "d" ("at" TIMESTAMPTZ DEFAULT '1970-01-01 00:00:00.000000+00', "u" UUID DEFAULT '00112233-4455-6677-8899-aabbccddeeff')"#)
+    }
+
+    @Test func nonFiniteLiteralIsMisuse() {
+        expectMisuse("non-finite") {
+            _ = try SQLDialect.postgres.render(.createTable(SQLCreateTable("t", columns: [SQLColumnDefinition("x", .double, default: .value(Double.nan))])))
+        }
+    }
 }

@@ -106,4 +106,17 @@ import Testing
         #expect(lite.sql == #"SELECT ? AS "one""#)
         #expect(lite.bindings == [.integer(1)])
     }
+    @Test func reversedOrderingFlipsDirectionAndNulls() throws {
+        let term = SQLExpression.column("a").asc.nullsFirst.reversed
+        #expect(term.direction == .descending)
+        #expect(term.nulls == .last)
+        #expect(try sqlText(.select(SQLSelect(from: "t").orderBy(term)), .sqlite) == #"SELECT * FROM "t" ORDER BY "a" DESC NULLS LAST"#)
+    }
+
+    @Test func dialectsDifferAndKnowTheirNames() {
+        #expect(SQLDialect.sqlite != SQLDialect.postgres)
+        #expect(SQLDialect.sqlite.name == "sqlite")
+        #expect(SQLDialect.postgres.name == "postgres")
+        #expect(SQLDialect.postgresLike(capacity: 5) == SQLDialect.postgres)
+    }
 }
