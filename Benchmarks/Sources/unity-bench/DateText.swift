@@ -78,14 +78,7 @@ enum DateText {
         let millis = d(20) * 100 + d(21) * 10 + d(22)
         _ = d(23) + d(24) + d(25)
         guard invalid == 0 else { return nil }
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = month > 2 ? month - 3 : month + 9
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        let days = era * 146_097 + doe - 719_468
-        return ((days * 24 + hour) * 60 + minute) * 60_000 + second * 1_000 + millis
+        return milliseconds(year, month, day, hour, minute, second, millis)
     }
 
     static func parseGeneral(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
@@ -112,7 +105,13 @@ enum DateText {
                 scale /= 10
             }
         }
-        // Howard Hinnant's days_from_civil.
+        return milliseconds(year, month, day, hour, minute, second, millis)
+    }
+
+    /// Milliseconds since 1970 of a UTC civil date and time (Howard Hinnant's days_from_civil).
+    @inline(__always)
+    static func milliseconds(_ year: Int64, _ month: Int64, _ day: Int64, _ hour: Int64, _ minute: Int64,
+                             _ second: Int64, _ millis: Int64) -> Int64 {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yoe = y - era * 400
