@@ -126,12 +126,18 @@ struct CoreTransactionTests {
         }
     }
 
+    /// A query that runs for seconds unless interrupted, but ends on its own, so that a lost
+    /// cancel shows up as a success rather than a hang.
+    private func slowQuery(_ backend: Backend) -> String {
+        backend == .postgres
+            ? "SELECT pg_sleep(10)"
+            : "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 200000000) SELECT COUNT(*) FROM c"
+    }
+
     @Test(arguments: Backend.allCases)
     func cancellingATaskInterruptsItsQuery(_ backend: Backend) async throws {
         try await withTestDatabase(backend) { (db: Database) async throws in
-            let slow = backend == .postgres
-                ? "SELECT pg_sleep(30)"
-                : "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT COUNT(*) FROM c"
+            let slow = slowQuery(backend)
             let task = Task {
                 try await db.read { conn in try conn.fetchAll(sql: slow).count }
             }
@@ -147,4 +153,66 @@ struct CoreTransactionTests {
             #expect(one == 1)
         }
     }
+
+    /// A cancel can land at any moment: before the work starts, while a connection is checked
+    /// out, during BEGIN, just before the statement reaches the server. None of those may be
+    /// lost, and none may leave a connection behind that interrupts its next user.
+    @Test(arguments: Backend.allCases)
+    func aCancelIsNeverLostWhateverItsTiming(_ backend: Backend) async throws {
+        try await withTestDatabase(backend) { (db: Database) async throws in
+            let slow = slowQuery(backend)
+            for attempt in 0..<24 {
+                let task = Task {
+                    try await db.read { conn in try conn.fetchAll(sql: slow).count }
+                }
+                // 0, 1, 2, … 23 ms: sweeps the cancel across the start of the work.
+                if attempt > 0 { try await Task.sleep(nanoseconds: UInt64(attempt) * 1_000_000) }
+                task.cancel()
+                let result = await task.result
+                guard case .failure(let error) = result, case .cancelled = error as? DatabaseError else {
+                    Issue.record("attempt \(attempt): expected .cancelled, got \(result)")
+                    return
+                }
+                let one = try await db.read { conn in try conn.fetchValue(Int.self, sql: "SELECT 1") }
+                #expect(one == 1)
+            }
+        }
+    }
+
+    /// Cancelled while the closure is busy between two statements: the next statement is not
+    /// started and the transaction's earlier work is rolled back.
+    @Test(arguments: Backend.allCases)
+    func aCancelBetweenStatementsStopsTheNextAndRollsBack(_ backend: Backend) async throws {
+        try await withTestDatabase(backend) { (db: Database) async throws in
+            try makeTable(db)
+            let started = Flag()
+            let task = Task {
+                try await db.write { conn in
+                    try conn.execute(.insert(SQLInsert(into: "t", values: ["v": 1])))
+                    started.set()
+                    // Busy in Swift code, not in the database, when the cancel arrives.
+                    Thread.sleep(forTimeInterval: 0.5)
+                    try conn.execute(.insert(SQLInsert(into: "t", values: ["v": 2])))
+                }
+            }
+            while !started.isSet { try await Task.sleep(nanoseconds: 5_000_000) }
+            task.cancel()
+            let result = await task.result
+            guard case .failure(let error) = result, case .cancelled = error as? DatabaseError else {
+                Issue.record("expected .cancelled, got \(result)")
+                return
+            }
+            let count = try await db.read { conn in try conn.fetchValue(Int.self, sql: "SELECT COUNT(*) FROM t") }
+            #expect(count == 0)
+        }
+    }
+}
+
+/// A thread-safe one-way flag for tests that coordinate a task with the work it started.
+private final class Flag: @unchecked Sendable {
+    // @unchecked: guarded by `lock`.
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
+    func set() { lock.lock(); value = true; lock.unlock() }
 }

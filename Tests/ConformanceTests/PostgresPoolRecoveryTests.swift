@@ -13,8 +13,12 @@ struct PostgresPoolRecoveryTests {
             let url = try #require(postgresURL)
             let killer = try Database(driver: PostgresDriver(url, connections: 1))
             defer { killer.close() }
-            try killer.withConnection { _ = try $0.fetchAll(sql: "SELECT pg_terminate_backend(CAST(? AS INTEGER))", [.integer(Int64(pid))]) }
-            Thread.sleep(forTimeInterval: 0.2)
+            // With a timeout, pg_terminate_backend waits until the backend has exited, so the
+            // test does not depend on how fast a loaded machine gets there.
+            let terminated = try killer.withConnection {
+                try $0.fetchValue(Bool.self, sql: "SELECT pg_terminate_backend(CAST(? AS INTEGER), 30000)", [.integer(Int64(pid))])
+            }
+            #expect(terminated == true)
             // The next use fails with .connectionLost ...
             do {
                 _ = try db.withConnection { try $0.fetchValue(Int.self, sql: "SELECT 1") }

@@ -15,12 +15,25 @@ public final class Connection {
     public let role: ConnectionRole
     private var savepointDepth = 0
     private var openCursors: [Weak] = []
+    /// The async caller's cancellation, if any: checked before each statement so that a
+    /// task cancelled between two statements does not start the next one.
+    private let cancellation: CancellationControl?
 
-    init(_ driverConnection: any DriverConnection, dialect: SQLDialect, role: ConnectionRole, configuration: DatabaseConfiguration) {
+    init(_ driverConnection: any DriverConnection, dialect: SQLDialect, role: ConnectionRole, configuration: DatabaseConfiguration, cancellation: CancellationControl? = nil) {
         self.driverConnection = driverConnection
         self.dialect = dialect
         self.role = role
         self.configuration = configuration
+        self.cancellation = cancellation
+    }
+
+    /// Throws ``DatabaseError/cancelled(_:)`` once the task that borrowed this connection is
+    /// cancelled. Rollbacks do not call it: undoing work must still run after a cancel.
+    @inline(__always)
+    private func checkCancelled(_ sql: String) throws {
+        if let cancellation, cancellation.isCancelled {
+            throw DatabaseError.cancelled(DatabaseErrorContext(message: "the task was cancelled", sql: sql))
+        }
     }
 
     // MARK: Rendering
@@ -49,6 +62,7 @@ public final class Connection {
     /// Runs already-rendered SQL and returns the number of rows it changed.
     @discardableResult
     public func execute(_ rendered: RenderedSQL) throws -> Int {
+        try checkCancelled(rendered.sql)
         log(rendered.sql, rendered.bindings)
         return try driverConnection.execute(rendered.sql, bindings: rendered.bindings, onRow: nil)
     }
@@ -62,6 +76,7 @@ public final class Connection {
 
     /// Runs a script of several raw statements with no bindings, as written (migrations).
     public func executeScript(_ sql: String) throws {
+        try checkCancelled(sql)
         log(sql, [])
         try driverConnection.executeScript(sql)
     }
@@ -81,6 +96,7 @@ public final class Connection {
         var sets: [[DatabaseValue]] = []
         func flush() throws {
             guard let sql = currentSQL, !sets.isEmpty else { return }
+            try checkCancelled(sql)
             log(sql, sets.count == 1 ? sets[0] : [])
             if sets.count == 1 {
                 total += try driverConnection.execute(sql, bindings: sets[0], onRow: nil)
@@ -108,6 +124,7 @@ public final class Connection {
         if driverConnection.transactionStatus == .idle {
             return try transaction(.immediate) { try $0.executeBatch(rendered, bindingSets: bindingSets) }
         }
+        try checkCancelled(rendered)
         log(rendered, [])
         return try driverConnection.executeBatch(rendered, bindingSets: bindingSets)
     }
@@ -124,6 +141,7 @@ public final class Connection {
 
     /// Calls `body` for each row of already-rendered SQL.
     public func forEachRow(_ rendered: RenderedSQL, _ body: (Row) throws -> Void) throws {
+        try checkCancelled(rendered.sql)
         log(rendered.sql, rendered.bindings)
         // The driver calls `onRow` only during `execute`; the closure never outlives the call.
         try withoutActuallyEscaping(body) { onRow in
@@ -175,6 +193,7 @@ public final class Connection {
     /// connection returns.
     public func cursor(_ statement: SQLStatement) throws -> RowCursor {
         let rendered = try render(statement)
+        try checkCancelled(rendered.sql)
         log(rendered.sql, rendered.bindings)
         let cursor = RowCursor(try driverConnection.openCursor(rendered.sql, bindings: rendered.bindings))
         openCursors.removeAll { $0.cursor == nil }
@@ -223,8 +242,8 @@ public final class Connection {
             result = try body(self)
         } catch {
             // Undo the inner work and drop the savepoint; the outer transaction lives on.
-            _ = try? execute(.rollbackToSavepoint(name))
-            _ = try? execute(.releaseSavepoint(name))
+            _ = try? executeUnchecked(.rollbackToSavepoint(name))
+            _ = try? executeUnchecked(.releaseSavepoint(name))
             throw error
         }
         try execute(.releaseSavepoint(name))
@@ -233,8 +252,15 @@ public final class Connection {
 
     private func rollbackQuietly() {
         if driverConnection.transactionStatus != .idle {
-            _ = try? execute(.rollback)
+            _ = try? executeUnchecked(.rollback)
         }
+    }
+
+    /// Runs a statement that must run even after a cancel (the undo of a transaction).
+    private func executeUnchecked(_ statement: SQLStatement) throws -> Int {
+        let rendered = try render(statement)
+        log(rendered.sql, rendered.bindings)
+        return try driverConnection.execute(rendered.sql, bindings: rendered.bindings, onRow: nil)
     }
 
     func closeOpenCursors() {

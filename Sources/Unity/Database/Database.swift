@@ -188,7 +188,7 @@ public final class Database: Sendable {
                         let pool = (role == .reader ? readers : nil) ?? writers
                         let driverConnection = try pool.checkout(timeout: configuration.checkoutTimeout)
                         control.setInterrupter(driverConnection.makeInterrupter())
-                        let connection = Connection(driverConnection, dialect: dialect, role: pool.role, configuration: configuration)
+                        let connection = Connection(driverConnection, dialect: dialect, role: pool.role, configuration: configuration, cancellation: control)
                         defer {
                             control.setInterrupter(nil)
                             connection.closeOpenCursors()
@@ -208,11 +208,22 @@ public final class Database: Sendable {
 }
 
 /// Carries a task's cancellation to the thread running its database work.
+///
+/// An interrupt only stops a statement the server is running at that instant: PostgreSQL
+/// ignores a cancel request that arrives while the backend waits for the next command, and
+/// `sqlite3_interrupt` does nothing when no statement runs. So a cancel that lands between
+/// two statements would be lost. Two things close that gap: ``Connection`` checks
+/// ``isCancelled`` before it starts each statement, and after a cancel the interrupt is sent
+/// again every ``refireInterval`` for as long as the work runs, which catches a statement
+/// that was already on its way to the server when the cancel came.
 final class CancellationControl: @unchecked Sendable {
     // @unchecked: guarded by `lock`.
     private let lock = NSLock()
     private var cancelled = false
     private var interrupter: (@Sendable () -> Void)?
+    private var refiring = false
+    /// How often the interrupt is repeated while cancelled work still runs.
+    static let refireInterval: TimeInterval = 0.1
 
     var isCancelled: Bool {
         lock.lock()
@@ -220,20 +231,48 @@ final class CancellationControl: @unchecked Sendable {
         return cancelled
     }
 
+    /// Installs the interrupter of the connection the work runs on, or removes it (nil) when
+    /// the work is done. Interrupts fire under the lock, so once removal returns no interrupt
+    /// can reach the connection, which may then go back to the pool and serve someone else.
     func setInterrupter(_ f: (@Sendable () -> Void)?) {
         lock.lock()
+        defer { lock.unlock() }
         interrupter = f
-        let fire = cancelled && f != nil
-        lock.unlock()
-        if fire { f?() }
+        if cancelled, let f {
+            f()
+            startRefiring()
+        }
     }
 
     func cancel() {
         lock.lock()
+        defer { lock.unlock() }
         cancelled = true
-        let f = interrupter
-        lock.unlock()
-        f?()
+        if let f = interrupter {
+            f()
+            startRefiring()
+        }
+    }
+
+    /// Must be called with `lock` held.
+    private func startRefiring() {
+        guard !refiring else { return }
+        refiring = true
+        let thread = Thread { [self] in
+            while true {
+                Thread.sleep(forTimeInterval: Self.refireInterval)
+                lock.lock()
+                guard let f = interrupter else {
+                    refiring = false
+                    lock.unlock()
+                    return
+                }
+                f()
+                lock.unlock()
+            }
+        }
+        thread.name = "unity-cancel"
+        thread.start()
     }
 }
 
