@@ -51,6 +51,7 @@ enum PGErrorMapping {
         case "42P01": return .undefinedTable(context)
         case "42703": return .undefinedColumn(context)
         case "40001", "40P01", "55P03": return .busy(context)
+        case "25006": return .readOnly(context)
         case "57014": return .cancelled(context)
         case "57P01", "57P02", "57P03": return .connectionLost(context)
         default:

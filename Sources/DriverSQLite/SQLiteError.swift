@@ -8,6 +8,7 @@ enum SQLiteResultCode {
     static let error: Int32 = 1
     static let busy: Int32 = 5
     static let locked: Int32 = 6
+    static let readOnly: Int32 = 8
     static let interrupt: Int32 = 9
     static let cantOpen: Int32 = 14
     static let constraint: Int32 = 19
@@ -47,6 +48,8 @@ func mapSQLiteError(code: Int32, message: String, sql: String?) -> DatabaseError
         return .constraintViolation(.other, context)
     case SQLiteResultCode.busy, SQLiteResultCode.locked:
         return .busy(context)
+    case SQLiteResultCode.readOnly:
+        return .readOnly(context)
     case SQLiteResultCode.interrupt:
         return .cancelled(context)
     case SQLiteResultCode.cantOpen:

@@ -111,6 +111,54 @@ struct CoreTransactionTests {
     }
 
     @Test(arguments: Backend.allCases)
+    func aWriteInAReadIsRefusedAsReadOnly(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            try makeTable(db)
+            try db.write { try insert($0, 1) }
+            for attempt in 0..<2 {
+                do {
+                    if attempt == 0 {
+                        try db.read { try insert($0, 2) }
+                    } else {
+                        // Raw SQL through a read convenience keeps the read-only transaction.
+                        _ = try db.fetchAll(sql: "DELETE FROM t RETURNING v")
+                    }
+                    Issue.record("a write ran inside a read")
+                } catch let error as DatabaseError {
+                    guard case .readOnly = error else {
+                        Issue.record("expected .readOnly, got \(error)")
+                        continue
+                    }
+                }
+            }
+            #expect(try db.fetchAll(sql: "SELECT v FROM t").map { try $0.decode(Int.self, at: 0) } == [1])
+        }
+    }
+
+    /// A SELECT built from the AST runs by itself (no BEGIN/COMMIT around one statement) and
+    /// still sees committed data only.
+    @Test(arguments: Backend.allCases)
+    func oneSelectReadsWithoutATransactionOfItsOwn(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            try makeTable(db)
+            try db.write { try insert($0, 1) }
+            let select = SQLStatement.select(SQLSelect(columns: [.expression(.countAll, alias: "n")], from: .table("t", alias: nil)))
+            try db.write { conn in
+                try insert(conn, 2)
+                #expect(try db.fetchOne(select)?.decode(Int.self, at: 0) == 1)
+            }
+            #expect(try db.fetchAll(select).first?.decode(Int.self, at: 0) == 2)
+            if backend == .postgres {
+                // Observable on PostgreSQL: in autocommit the statement's transaction is not
+                // the read-only one `read` opens.
+                let readOnly = try db.fetchOne(.select(SQLSelect(columns: [.expression(.raw("current_setting('transaction_read_only')"), alias: "ro")])))
+                #expect(try readOnly?.decode(String.self, at: 0) == "off")
+                #expect(try db.read { try $0.fetchValue(String.self, sql: "SELECT current_setting('transaction_read_only')") } == "on")
+            }
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
     func asyncVariantsCommitAndRollBack(_ backend: Backend) async throws {
         try await withTestDatabase(backend) { (db: Database) async throws in
             try makeTable(db)

@@ -92,8 +92,8 @@ struct PostgresErrorTests {
         }
     }
 
-    @Test("raised SQLSTATEs map to busy, cancelled, connection and other cases", arguments: [
-        ("40001", "busy"), ("40P01", "busy"), ("55P03", "busy"), ("57014", "cancelled"),
+    @Test("raised SQLSTATEs map to busy, read-only, cancelled, connection and other cases", arguments: [
+        ("40001", "busy"), ("40P01", "busy"), ("55P03", "busy"), ("25006", "readOnly"), ("57014", "cancelled"),
         ("08006", "connectionLost"), ("23000", "constraint.other"), ("22012", "other"), ("P0001", "other"),
     ])
     func raisedStates(state: String, expected: String) throws {
@@ -103,6 +103,7 @@ struct PostgresErrorTests {
             let got: String
             switch error {
             case .busy?: got = "busy"
+            case .readOnly?: got = "readOnly"
             case .cancelled?: got = "cancelled"
             case .connectionLost?: got = "connectionLost"
             case .constraintViolation(.other, _)?: got = "constraint.other"

@@ -70,6 +70,9 @@ public enum DatabaseError: Error, Sendable {
     case typeConversion(ConversionFailure)
     /// The database was busy or locked by another connection; retrying later may succeed.
     case busy(DatabaseErrorContext)
+    /// A write was attempted where only reads are allowed: in a `read` closure, a read-only
+    /// transaction or on a read-only connection (SQLite's SQLITE_READONLY, PostgreSQL's 25006).
+    case readOnly(DatabaseErrorContext)
     /// The connection to the server was lost; the pool replaces it.
     case connectionLost(DatabaseErrorContext)
     /// No connection could be checked out of the pool within the configured timeout.
@@ -88,7 +91,7 @@ public enum DatabaseError: Error, Sendable {
     public var context: DatabaseErrorContext? {
         switch self {
         case .constraintViolation(_, let c), .syntax(let c), .undefinedTable(let c), .undefinedColumn(let c),
-             .busy(let c), .connectionLost(let c), .cancelled(let c), .connectionFailed(let c), .other(let c):
+             .busy(let c), .readOnly(let c), .connectionLost(let c), .cancelled(let c), .connectionFailed(let c), .other(let c):
             return c
         case .typeConversion, .poolTimeout, .misuse:
             return nil
@@ -108,6 +111,7 @@ public enum DatabaseError: Error, Sendable {
         case .undefinedTable(let c): return .undefinedTable(attach(c))
         case .undefinedColumn(let c): return .undefinedColumn(attach(c))
         case .busy(let c): return .busy(attach(c))
+        case .readOnly(let c): return .readOnly(attach(c))
         case .connectionLost(let c): return .connectionLost(attach(c))
         case .cancelled(let c): return .cancelled(attach(c))
         case .connectionFailed(let c): return .connectionFailed(attach(c))
@@ -136,6 +140,7 @@ extension DatabaseError: CustomStringConvertible {
         case .typeConversion(let f):
             return "could not convert column \(f.column) to \(f.expectedType): the database held \(f.actual)"
         case .busy(let c): return describe("database busy or locked (retry later)", c)
+        case .readOnly(let c): return describe("write attempted in a read-only transaction or connection (use write)", c)
         case .connectionLost(let c): return describe("connection lost", c)
         case .poolTimeout(let waited, let size):
             return "no database connection became free within \(waited)s (pool size \(size)); "
@@ -155,6 +160,7 @@ extension DatabaseError: Equatable {
         case (.constraintViolation(let a, let c), .constraintViolation(let b, let d)): return a == b && c == d
         case (.syntax(let a), .syntax(let b)), (.undefinedTable(let a), .undefinedTable(let b)),
              (.undefinedColumn(let a), .undefinedColumn(let b)), (.busy(let a), .busy(let b)),
+             (.readOnly(let a), .readOnly(let b)),
              (.connectionLost(let a), .connectionLost(let b)), (.cancelled(let a), .cancelled(let b)),
              (.connectionFailed(let a), .connectionFailed(let b)), (.other(let a), .other(let b)):
             return a == b

@@ -124,9 +124,10 @@ public final class Database: Sendable {
         try write { try $0.execute(sql: sql, bindings) }
     }
 
-    /// All rows of a statement's result, read in a read transaction.
+    /// All rows of a statement's result. A SELECT runs by itself (it sees one snapshot
+    /// anyway); any other statement runs in a read-only transaction, which refuses writes.
     public func fetchAll(_ statement: SQLStatement) throws -> [Row] {
-        try read { try $0.fetchAll(statement) }
+        try readStatement(statement) { try $0.fetchAll(statement) }
     }
 
     /// All rows of a raw SQL query, read in a read transaction.
@@ -134,9 +135,23 @@ public final class Database: Sendable {
         try read { try $0.fetchAll(sql: sql, bindings) }
     }
 
-    /// The first row of a statement's result, or nil.
+    /// The first row of a statement's result, or nil; runs like ``fetchAll(_:)``.
     public func fetchOne(_ statement: SQLStatement) throws -> Row? {
-        try read { try $0.fetchOne(statement) }
+        try readStatement(statement) { try $0.fetchOne(statement) }
+    }
+
+    /// Runs `body`, which issues `statement` and nothing else, on a reader connection.
+    ///
+    /// One SELECT reads one consistent snapshot by itself on both backends, so wrapping it in
+    /// BEGIN … COMMIT buys nothing and costs two more statements (two more round trips on
+    /// PostgreSQL): that is most of the cost of a primary-key lookup. A SELECT built from the
+    /// AST cannot write (short of calling a function that does), so it runs alone; anything
+    /// else, raw SQL included, keeps the read-only transaction that refuses a write.
+    func readStatement<T>(_ statement: SQLStatement, _ body: (Connection) throws -> T) throws -> T {
+        if case .select = statement {
+            return try withConnection(role: .reader, body)
+        }
+        return try read(body)
     }
 
     /// The first row of a raw SQL query, or nil.

@@ -338,10 +338,11 @@ extension ModelDef {
     }
 
     static func fetchAll(_ query: SQLSelect, in db: Database?) throws -> [Self] {
-        try DBManager.resolve(db).read { conn in
+        let statement = SQLStatement.select(query)
+        return try DBManager.resolve(db).readStatement(statement) { conn in
             var models: [Self] = []
             let decoder = modelRowDecoder.rowsDecoder(for: Self.self)
-            try conn.forEachRow(.select(query)) { row in models.append(try decoder.decode(row)) }
+            try conn.forEachRow(statement) { row in models.append(try decoder.decode(row)) }
             return models
         }
     }
@@ -349,14 +350,15 @@ extension ModelDef {
     static func fetchFirst(_ query: SQLSelect, in db: Database?) throws -> Self? {
         var limited = query
         limited.limit = 1
-        guard let row = try DBManager.resolve(db).read({ try $0.fetchOne(.select(limited)) }) else { return nil }
+        guard let row = try DBManager.resolve(db).fetchOne(.select(limited)) else { return nil }
         return try decodeRow(row)
     }
 
     static func countRows(where condition: SQLExpression?, in db: Database?) throws -> Int {
         let query = SQLSelect(columns: [.expression(.countAll, alias: "count")], from: .table(tableName, alias: nil),
                               where: condition)
-        let count = try DBManager.resolve(db).read { try $0.fetchValue(Int64.self, .select(query)) }
+        let statement = SQLStatement.select(query)
+        let count = try DBManager.resolve(db).readStatement(statement) { try $0.fetchValue(Int64.self, statement) }
         return Int(count ?? 0)
     }
 }
