@@ -262,6 +262,52 @@ import Unity
         }
     }
 
+    /// `BEGIN; … COMMIT;` in a migration file would end the migrator's transaction half-way:
+    /// refused by name before anything runs. Trigger and function bodies are not mistaken
+    /// for it, and run.
+    @Test(arguments: Backend.allCases)
+    func transactionControlInAScriptIsRefusedBeforeAnythingRuns(_ backend: Backend) throws {
+        let files = try MigrationFiles([
+            "0001_things.sql": Self.things,
+            "0002_wrapped.sql": "BEGIN;\nCREATE TABLE wrapped (id INTEGER);\nCOMMIT;\n",
+        ])
+        try withTestDatabase(backend) { db throws in
+            let error = #expect(throws: MigrationError.self) { try Migrator.directory(files.directory).migrate(db) }
+            guard case .transactionControl(let name, let statement) = error else {
+                Issue.record("expected transactionControl, got \(String(describing: error))")
+                return
+            }
+            #expect(name == "0002_wrapped")
+            #expect(statement == "BEGIN")
+            #expect(try !tableExists(db, "things"))
+            #expect(try !tableExists(db, "wrapped"))
+
+            // Without the wrapper it runs; a trigger body with its own BEGIN … END runs too.
+            try files.write("0002_wrapped.sql", "CREATE TABLE wrapped (id INTEGER);\n")
+            try files.write("0003_counter.sqlite.sql", """
+                CREATE TABLE counter (n INTEGER);
+                INSERT INTO counter VALUES (0);
+                CREATE TRIGGER count_things AFTER INSERT ON things BEGIN
+                  UPDATE counter SET n = n + CASE WHEN new.name IS NULL THEN 0 ELSE 1 END;
+                END;
+                """)
+            try files.write("0003_counter.postgres.sql", """
+                CREATE TABLE counter (n INTEGER);
+                INSERT INTO counter VALUES (0);
+                CREATE FUNCTION count_things() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                  UPDATE counter SET n = n + CASE WHEN NEW.name IS NULL THEN 0 ELSE 1 END;
+                  RETURN NEW;
+                END;
+                $$;
+                CREATE TRIGGER count_things AFTER INSERT ON things FOR EACH ROW EXECUTE FUNCTION count_things();
+                """)
+            #expect(try Migrator.directory(files.directory).migrate(db) == ["0001_things", "0002_wrapped", "0003_counter"])
+            try db.execute(sql: "INSERT INTO things (tid, name) VALUES (?, ?)", ["t1", "one"])
+            #expect(try db.read { try $0.fetchValue(Int.self, sql: "SELECT n FROM counter") } == 1)
+        }
+    }
+
     // MARK: AST and closures
 
     @Test(arguments: Backend.allCases)

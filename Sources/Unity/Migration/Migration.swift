@@ -17,7 +17,9 @@ import Foundation
 /// - **A Swift closure** given a ``Connection``, for data migrations that need code.
 ///
 /// Scripts must not contain their own BEGIN/COMMIT: the migrator runs each migration in a
-/// transaction of its own and needs it to stay open until the migration is recorded.
+/// transaction of its own and needs it to stay open until the migration is recorded. A script
+/// that does is refused before anything runs (``MigrationError/transactionControl(name:statement:)``);
+/// trigger and function bodies with `BEGIN … END` are told apart from it.
 ///
 /// ## Checksums
 ///

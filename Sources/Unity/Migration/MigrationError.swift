@@ -2,7 +2,8 @@
 ///
 /// Every case names the migration at fault. When a migrator throws one of these, the
 /// database is as the last successful migration left it: checks that need no database
-/// (``duplicateName(_:)``, ``missingVariant(name:backend:)``, ``unknownBackend(name:backend:)``)
+/// (``duplicateName(_:)``, ``missingVariant(name:backend:)``, ``unknownBackend(name:backend:)``,
+/// ``transactionControl(name:statement:)``)
 /// and the comparison with what is already applied (``checksumMismatch(name:applied:current:)``,
 /// ``unknownAppliedMigration(name:)``) happen before any migration runs; ``failed(name:underlying:)``
 /// and ``closureFailed(name:underlying:)`` roll back the failing migration entirely and keep
@@ -22,6 +23,12 @@ public enum MigrationError: Error, Sendable {
     /// migrated by newer code (or one with differently named migrations). Running older
     /// migrations against it is refused. Nothing ran.
     case unknownAppliedMigration(name: String)
+    /// A migration's SQL begins, commits or rolls back a transaction itself (`BEGIN;` …
+    /// `COMMIT;`, common in hand-written migration files). The migrator already runs each
+    /// migration in a transaction of its own together with its record: a COMMIT inside would
+    /// end that transaction half-way, so a later failure could no longer undo the migration.
+    /// Remove those statements (savepoints are fine). Nothing ran.
+    case transactionControl(name: String, statement: String)
     /// Two migrations (or two files for the same backend) have the same name. Nothing ran.
     case duplicateName(String)
     /// A migration file could not be read, or a path does not name a `.sql` file.
@@ -50,6 +57,9 @@ extension MigrationError: CustomStringConvertible {
         case .unknownAppliedMigration(let name):
             return "the database has migration \(name) applied, which this migrator does not know: "
                 + "it was migrated by newer code. Nothing ran."
+        case .transactionControl(let name, let statement):
+            return "migration \(name) controls its own transaction (\"\(statement)\"); remove its BEGIN/COMMIT/ROLLBACK: "
+                + "the migrator runs each migration and its record in one transaction. Nothing ran."
         case .duplicateName(let name):
             return "two migrations are named \(name); migration names must be unique. Nothing ran."
         case .unreadableFile(let path, let reason):

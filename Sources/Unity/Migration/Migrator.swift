@@ -153,6 +153,11 @@ public struct Migrator: Sendable {
             guard seen.insert(migration.name).inserted else {
                 throw MigrationError.duplicateName(migration.name)
             }
+            if let script = try migration.script(for: dialect),
+               let statement = SQLTextScanner.firstTransactionControl(in: script, dialect: dialect)
+            {
+                throw MigrationError.transactionControl(name: migration.name, statement: statement)
+            }
             plan.append(Step(migration: migration, checksum: try migration.checksum(for: dialect)))
         }
         return plan

@@ -777,7 +777,7 @@ struct SQLRenderer {
             for value in f.bindings { try bind(value) }
             return
         }
-        let pieces = try SQLFragmentScanner.split(f.sql, dialect: dialect)
+        let pieces = SQLTextScanner.splitAtPlaceholders(f.sql, dialect: dialect)
         let placeholderCount = pieces.count - 1
         if placeholderCount != f.bindings.count {
             throw DatabaseError.misuse("the raw SQL fragment \"\(f.sql)\" has \(placeholderCount) '?' placeholder(s) but \(f.bindings.count) value(s) were given; give one value per '?'")
@@ -787,86 +787,5 @@ struct SQLRenderer {
             try bind(value)
             sql.append(piece)
         }
-    }
-}
-
-/// Finds the `?` placeholders of a raw fragment, skipping those inside quoted strings,
-/// quoted identifiers and comments.
-enum SQLFragmentScanner {
-    /// Splits `sql` at each placeholder `?`: n placeholders give n + 1 pieces.
-    static func split(_ sql: String, dialect: SQLDialect) throws -> [String] {
-        let bytes = Array(sql.utf8)
-        var pieces: [String] = []
-        var start = 0
-        var i = 0
-        let n = bytes.count
-
-        func skip(until terminator: UInt8, from index: Int) -> Int {
-            var j = index
-            while j < n, bytes[j] != terminator { j += 1 }
-            return j + 1  // past the terminator (or past the end when unterminated)
-        }
-        func isIdentifierByte(_ b: UInt8) -> Bool {
-            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x5F || b >= 0x80
-        }
-
-        while i < n {
-            let b = bytes[i]
-            switch b {
-            case UInt8(ascii: "'"), UInt8(ascii: "\""):
-                // A doubled quote inside closes and reopens at once, which this loop handles
-                // by treating the second quote as a new quoted run.
-                i = skip(until: b, from: i + 1)
-            case UInt8(ascii: "`") where dialect.allowsBacktickAndBracketIdentifiers:
-                i = skip(until: b, from: i + 1)
-            case UInt8(ascii: "[") where dialect.allowsBacktickAndBracketIdentifiers:
-                i = skip(until: UInt8(ascii: "]"), from: i + 1)
-            case UInt8(ascii: "-") where i + 1 < n && bytes[i + 1] == UInt8(ascii: "-"):
-                i = skip(until: UInt8(ascii: "\n"), from: i + 2)
-            case UInt8(ascii: "/") where i + 1 < n && bytes[i + 1] == UInt8(ascii: "*"):
-                // PostgreSQL nests block comments; SQLite does not, and there a nested
-                // opener is just text, so counting depth only on PostgreSQL.
-                var depth = 1
-                var j = i + 2
-                while j < n, depth > 0 {
-                    if bytes[j] == UInt8(ascii: "*"), j + 1 < n, bytes[j + 1] == UInt8(ascii: "/") {
-                        depth -= 1
-                        j += 2
-                    } else if dialect.allowsDollarQuotedStrings, bytes[j] == UInt8(ascii: "/"), j + 1 < n, bytes[j + 1] == UInt8(ascii: "*") {
-                        depth += 1
-                        j += 2
-                    } else {
-                        j += 1
-                    }
-                }
-                i = j
-            case UInt8(ascii: "$") where dialect.allowsDollarQuotedStrings && (i == 0 || !isIdentifierByte(bytes[i - 1])):
-                // `$tag$ … $tag$`; `$1` (a positional parameter) is not a dollar quote.
-                var j = i + 1
-                if j < n, bytes[j] >= 0x30, bytes[j] <= 0x39 { i += 1; continue }
-                while j < n, isIdentifierByte(bytes[j]) { j += 1 }
-                guard j < n, bytes[j] == UInt8(ascii: "$") else { i += 1; continue }
-                let tag = Array(bytes[i...j])
-                var k = j + 1
-                var closed = false
-                while k + tag.count <= n {
-                    if bytes[k] == UInt8(ascii: "$"), Array(bytes[k..<(k + tag.count)]) == tag {
-                        k += tag.count
-                        closed = true
-                        break
-                    }
-                    k += 1
-                }
-                i = closed ? k : n
-            case UInt8(ascii: "?"):
-                pieces.append(String(decoding: bytes[start..<i], as: UTF8.self))
-                i += 1
-                start = i
-            default:
-                i += 1
-            }
-        }
-        pieces.append(String(decoding: bytes[start..<n], as: UTF8.self))
-        return pieces
     }
 }
