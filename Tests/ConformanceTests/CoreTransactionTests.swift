@@ -174,6 +174,13 @@ struct CoreTransactionTests {
         }
     }
 
+    /// True when `result` is a ``DatabaseError/cancelled(_:)`` failure; records an issue otherwise.
+    private func isCancelled<T>(_ result: Result<T, any Error>, _ what: String = "", sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+        if case .failure(let error) = result, case .cancelled = error as? DatabaseError { return true }
+        Issue.record("\(what) expected .cancelled, got \(result)", sourceLocation: sourceLocation)
+        return false
+    }
+
     /// A query that runs for seconds unless interrupted, but ends on its own, so that a lost
     /// cancel shows up as a success rather than a hang.
     private func slowQuery(_ backend: Backend) -> String {
@@ -192,10 +199,7 @@ struct CoreTransactionTests {
             try await Task.sleep(nanoseconds: 300_000_000)
             task.cancel()
             let result = await task.result
-            guard case .failure(let error) = result, case .cancelled = error as? DatabaseError else {
-                Issue.record("expected .cancelled, got \(result)")
-                return
-            }
+            guard isCancelled(result) else { return }
             // The connection is usable afterwards.
             let one = try await db.read { conn in try conn.fetchValue(Int.self, sql: "SELECT 1") }
             #expect(one == 1)
@@ -217,10 +221,7 @@ struct CoreTransactionTests {
                 if attempt > 0 { try await Task.sleep(nanoseconds: UInt64(attempt) * 1_000_000) }
                 task.cancel()
                 let result = await task.result
-                guard case .failure(let error) = result, case .cancelled = error as? DatabaseError else {
-                    Issue.record("attempt \(attempt): expected .cancelled, got \(result)")
-                    return
-                }
+                guard isCancelled(result, "attempt \(attempt)") else { return }
                 let one = try await db.read { conn in try conn.fetchValue(Int.self, sql: "SELECT 1") }
                 #expect(one == 1)
             }
@@ -246,10 +247,7 @@ struct CoreTransactionTests {
             while !started.isSet { try await Task.sleep(nanoseconds: 5_000_000) }
             task.cancel()
             let result = await task.result
-            guard case .failure(let error) = result, case .cancelled = error as? DatabaseError else {
-                Issue.record("expected .cancelled, got \(result)")
-                return
-            }
+            guard isCancelled(result) else { return }
             let count = try await db.read { conn in try conn.fetchValue(Int.self, sql: "SELECT COUNT(*) FROM t") }
             #expect(count == 0)
         }
