@@ -102,8 +102,8 @@ struct CoreTransactionTests {
             try makeTable(db)
             try db.write { conn in
                 try insert(conn, 1)
-                // Another connection does not see the uncommitted row.
-                let seen = try db.read { try $0.fetchValue(Int.self, sql: "SELECT COUNT(*) FROM t") }
+                // Another thread, on another connection, does not see the uncommitted row.
+                let seen = try onAnotherThread { try db.read { try $0.fetchValue(Int.self, sql: "SELECT COUNT(*) FROM t") } }
                 #expect(seen == 0)
             }
             #expect(try db.read { try $0.fetchValue(Int.self, sql: "SELECT COUNT(*) FROM t") } == 1)
@@ -145,7 +145,7 @@ struct CoreTransactionTests {
             let select = SQLStatement.select(SQLSelect(columns: [.expression(.countAll, alias: "n")], from: .table("t", alias: nil)))
             try db.write { conn in
                 try insert(conn, 2)
-                #expect(try db.fetchOne(select)?.decode(Int.self, at: 0) == 1)
+                #expect(try onAnotherThread { try db.fetchOne(select)?.decode(Int.self, at: 0) } == 1)
             }
             #expect(try db.fetchAll(select).first?.decode(Int.self, at: 0) == 2)
             if backend == .postgres {
@@ -252,6 +252,25 @@ struct CoreTransactionTests {
             #expect(count == 0)
         }
     }
+}
+
+/// Runs `body` on a new thread and waits for its result: work there is not lent the calling
+/// thread's connection.
+func onAnotherThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) throws -> T {
+    let box = ResultBox<T>()
+    let done = DispatchSemaphore(value: 0)
+    Thread.detachNewThread {
+        box.result = Result { try body() }
+        done.signal()
+    }
+    done.wait()
+    return try #require(box.result).get()
+}
+
+/// Carries a result from one thread to the one waiting for it.
+final class ResultBox<T>: @unchecked Sendable {
+    // @unchecked: written before a semaphore signal, read after the wait.
+    var result: Result<T, any Error>?
 }
 
 /// A thread-safe one-way flag for tests that coordinate a task with the work it started.

@@ -256,6 +256,35 @@ struct ModelDefTests {
         }
     }
 
+    /// Records saved inside `db.write { }` join its transaction (no second writer is needed,
+    /// which SQLite does not have): they commit and roll back with it, and a duplicate inside
+    /// it is still `ModelError.duplicate` with the transaction going on.
+    @Test(arguments: Backend.allCases)
+    func savesInsideATransactionJoinIt(_ backend: Backend) throws {
+        try withTestDatabase(backend, readers: 1, connections: 1, configuration: DatabaseConfiguration(checkoutTimeout: 1)) { db in
+            try ModelDefFixtures.migrate(db, backend)
+            struct Boom: Error {}
+            #expect(throws: Boom.self) {
+                try db.write { _ in
+                    try Thing(tid: "a", name: "A").save(in: db)
+                    #expect(try Thing.count(in: db) == 1)
+                    throw Boom()
+                }
+            }
+            #expect(try Thing.count(in: db) == 0)
+
+            try db.write { _ in
+                try Thing(tid: "a", name: "A").save(in: db)
+                #expect(throws: ModelError.duplicate(existing: Thing(tid: "a", name: "A", existsInDatabase: true))) {
+                    try Thing(tid: "a", name: "again").save(in: db)
+                }
+                try Thing(tid: "b", name: "B").save(in: db)
+                #expect(try Thing.firstInstanceWhere("tid = ?", "b", in: db)?.name == "B")
+            }
+            #expect(try Thing.allInstances(orderedBy: [.ascending("tid")], in: db).map(\.tid) == ["a", "b"])
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func deleteRemovesOnlyItsRow(_ backend: Backend) throws {
         try withTestDatabase(backend) { db in

@@ -263,6 +263,12 @@ public final class Connection {
         return try driverConnection.execute(rendered.sql, bindings: rendered.bindings, onRow: nil)
     }
 
+    /// True while a cursor opened on this connection has rows left: the connection is busy
+    /// streaming them and must not be lent to a nested call.
+    var hasOpenCursors: Bool {
+        openCursors.contains { $0.cursor?.isOpen ?? false }
+    }
+
     func closeOpenCursors() {
         for w in openCursors { w.cursor?.close() }
         openCursors.removeAll()
@@ -280,6 +286,9 @@ public final class RowCursor {
     private var finished = false
 
     init(_ base: any DriverCursor) { self.base = base }
+
+    /// False once the rows are exhausted or the cursor is closed.
+    var isOpen: Bool { !finished }
 
     /// The result columns.
     public var layout: RowLayout { base.layout }

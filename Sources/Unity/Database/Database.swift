@@ -71,12 +71,25 @@ public final class Database: Sendable {
     /// Lends a connection of `role` to `body` with no transaction of its own: each statement
     /// commits by itself unless `body` opens a transaction. Use this for work that manages its
     /// own transactions (a migrator) or cannot run in one.
+    ///
+    /// Called on a thread that this database has already lent a connection to (a `write`
+    /// inside a `write`, a record's `save()` inside a `transaction`), it lends that same
+    /// connection again: nested `read`/`write`/`transaction` become savepoints of the
+    /// enclosing transaction and see its changes. A connection lent for reading is shared
+    /// with nested reads only; a write inside a `read` gets a writer of its own.
     @discardableResult
     public func withConnection<T>(role: ConnectionRole = .writer, _ body: (Connection) throws -> T) throws -> T {
+        let id = ObjectIdentifier(self)
+        if let lent = LentConnections.existing, let connection = lent.reusable(for: id, role: role) {
+            return try body(connection)
+        }
         let pool = (role == .reader ? readers : nil) ?? writers
         let driverConnection = try pool.checkout(timeout: configuration.checkoutTimeout)
         let connection = Connection(driverConnection, dialect: dialect, role: pool.role, configuration: configuration)
+        let lent = LentConnections.current
+        lent?.push(LentConnections.Lending(database: id, connection: connection, role: role))
         defer {
+            lent?.pop()
             connection.closeOpenCursors()
             pool.checkin(driverConnection)
         }
@@ -204,7 +217,11 @@ public final class Database: Sendable {
                         let driverConnection = try pool.checkout(timeout: configuration.checkoutTimeout)
                         control.setInterrupter(driverConnection.makeInterrupter())
                         let connection = Connection(driverConnection, dialect: dialect, role: pool.role, configuration: configuration, cancellation: control)
+                        // Synchronous calls made by `body` on this thread share the connection.
+                        let lent = LentConnections.current
+                        lent?.push(LentConnections.Lending(database: ObjectIdentifier(self), connection: connection, role: role))
                         defer {
+                            lent?.pop()
                             control.setInterrupter(nil)
                             connection.closeOpenCursors()
                             pool.checkin(driverConnection)
