@@ -63,6 +63,12 @@ public final class Connection {
     @discardableResult
     public func execute(_ rendered: RenderedSQL) throws -> Int {
         try checkCancelled(rendered.sql)
+        return try run(rendered)
+    }
+
+    /// Logs and runs rendered SQL without the cancellation check.
+    @inline(__always)
+    private func run(_ rendered: RenderedSQL) throws -> Int {
         log(rendered.sql, rendered.bindings)
         return try driverConnection.execute(rendered.sql, bindings: rendered.bindings, onRow: nil)
     }
@@ -258,9 +264,7 @@ public final class Connection {
 
     /// Runs a statement that must run even after a cancel (the undo of a transaction).
     private func executeUnchecked(_ statement: SQLStatement) throws -> Int {
-        let rendered = try render(statement)
-        log(rendered.sql, rendered.bindings)
-        return try driverConnection.execute(rendered.sql, bindings: rendered.bindings, onRow: nil)
+        try run(render(statement))
     }
 
     /// True while a cursor opened on this connection has rows left: the connection is busy

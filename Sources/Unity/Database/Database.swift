@@ -79,17 +79,26 @@ public final class Database: Sendable {
     /// with nested reads only; a write inside a `read` gets a writer of its own.
     @discardableResult
     public func withConnection<T>(role: ConnectionRole = .writer, _ body: (Connection) throws -> T) throws -> T {
-        let id = ObjectIdentifier(self)
-        if let lent = LentConnections.existing, let connection = lent.reusable(for: id, role: role) {
+        if let connection = LentConnections.current?.reusable(for: ObjectIdentifier(self), role: role) {
             return try body(connection)
         }
+        return try lendPooledConnection(role: role, cancellation: nil, body)
+    }
+
+    /// Checks a connection of `role` out of the pool, lends it to `body` (and to the calls
+    /// `body` makes on this thread), and returns it to the pool afterwards, its open cursors
+    /// closed and any transaction left open rolled back. With `cancellation`, the task's
+    /// cancel interrupts the connection's statements while `body` runs.
+    private func lendPooledConnection<T>(role: ConnectionRole, cancellation: CancellationControl?, _ body: (Connection) throws -> T) throws -> T {
         let pool = (role == .reader ? readers : nil) ?? writers
         let driverConnection = try pool.checkout(timeout: configuration.checkoutTimeout)
-        let connection = Connection(driverConnection, dialect: dialect, role: pool.role, configuration: configuration)
+        cancellation?.setInterrupter(driverConnection.makeInterrupter())
+        let connection = Connection(driverConnection, dialect: dialect, role: pool.role, configuration: configuration, cancellation: cancellation)
         let lent = LentConnections.current
-        lent?.push(LentConnections.Lending(database: id, connection: connection, role: role))
+        lent?.push(LentConnections.Lending(database: ObjectIdentifier(self), connection: connection, role: role))
         defer {
             lent?.pop()
+            cancellation?.setInterrupter(nil)
             connection.closeOpenCursors()
             pool.checkin(driverConnection)
         }
@@ -211,25 +220,7 @@ public final class Database: Sendable {
                     }
                     // Resume only after the connection is back in the pool, so that a caller
                     // who awaits the result never observes it still checked out.
-                    let outcome: Result<T, Error>
-                    do {
-                        let pool = (role == .reader ? readers : nil) ?? writers
-                        let driverConnection = try pool.checkout(timeout: configuration.checkoutTimeout)
-                        control.setInterrupter(driverConnection.makeInterrupter())
-                        let connection = Connection(driverConnection, dialect: dialect, role: pool.role, configuration: configuration, cancellation: control)
-                        // Synchronous calls made by `body` on this thread share the connection.
-                        let lent = LentConnections.current
-                        lent?.push(LentConnections.Lending(database: ObjectIdentifier(self), connection: connection, role: role))
-                        defer {
-                            lent?.pop()
-                            control.setInterrupter(nil)
-                            connection.closeOpenCursors()
-                            pool.checkin(driverConnection)
-                        }
-                        outcome = .success(try body(connection))
-                    } catch {
-                        outcome = .failure(error)
-                    }
+                    let outcome = Result { try self.lendPooledConnection(role: role, cancellation: control, body) }
                     continuation.resume(with: outcome)
                 }
             }

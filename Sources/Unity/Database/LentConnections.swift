@@ -39,7 +39,7 @@ final class LentConnections {
 
     /// The current thread's instance, if it has ever been lent a connection.
     @inline(__always)
-    static var existing: LentConnections? {
+    private static var existing: LentConnections? {
         guard let key, let pointer = pthread_getspecific(key) else { return nil }
         return Unmanaged<LentConnections>.fromOpaque(pointer).takeUnretainedValue()
     }
