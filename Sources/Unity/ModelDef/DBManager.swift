@@ -14,29 +14,29 @@ import Foundation
 /// The default database and ``blindlyReplaceDuplicates`` are process-wide and guarded by a
 /// lock, so any thread or task may read and set them.
 public enum DBManager {
-    /// The process-wide state, behind a lock. (`Synchronization.Mutex` would say the same but
+    /// The process-wide flag, behind a lock. (`Synchronization.Mutex` would say the same but
     /// needs macOS 15; the package supports macOS 13.)
-    private final class SharedState: @unchecked Sendable {
-        // @unchecked: every stored property is read and written only under `lock`.
+    private final class SharedFlag: @unchecked Sendable {
+        // @unchecked: `value` is read and written only under `lock`.
         private let lock = NSLock()
-        private var database: Database?
-        private var replaceDuplicates = false
+        private var value = false
 
-        func withLock<T>(_ body: (inout Database?, inout Bool) throws -> T) rethrows -> T {
-            lock.lock()
-            defer { lock.unlock() }
-            return try body(&database, &replaceDuplicates)
+        var current: Bool {
+            get { lock.lock(); defer { lock.unlock() }; return value }
+            set { lock.lock(); defer { lock.unlock() }; value = newValue }
         }
     }
 
-    private static let shared = SharedState()
+    private static let replaceDuplicatesFlag = SharedFlag()
 
-    /// The database that ``ModelDef`` methods use when no `in:` database is passed; set by
-    /// the `open` functions and cleared by ``close()``. Setting it does not open or migrate
-    /// anything.
+    /// The database that ``ModelDef`` methods use when no `in:` database is passed: the core's
+    /// ``DefaultDatabase/current`` (a task-local ``DefaultDatabase/withDatabase(_:operation:)``
+    /// scope, else the top of the process-wide stack), shared with every other flavor. The
+    /// `open` functions set it and ``close()`` clears it; setting it replaces the top of the
+    /// stack and does not open, migrate or close anything.
     public static var defaultDatabase: Database? {
-        get { shared.withLock { db, _ in db } }
-        set { shared.withLock { db, _ in db = newValue } }
+        get { DefaultDatabase.current }
+        set { DefaultDatabase.replaceTop(with: newValue) }
     }
 
     /// When true, a ``ModelDef/save(in:)`` that would break a unique constraint replaces the
@@ -45,8 +45,8 @@ public enum DBManager {
     /// set it once at start-up (for example in an app that mirrors a server), not around
     /// individual saves while other threads save.
     public static var blindlyReplaceDuplicates: Bool {
-        get { shared.withLock { _, flag in flag } }
-        set { shared.withLock { _, flag in flag = newValue } }
+        get { replaceDuplicatesFlag.current }
+        set { replaceDuplicatesFlag.current = newValue }
     }
 
     /// Opens a database through `driver`, runs every `.sql` file of `dbDefFilePaths` that has
@@ -71,12 +71,8 @@ public enum DBManager {
     public static func open(_ database: Database, dbDefFilePaths: [String]) throws -> Database {
         let migrator = try Migrator(sqlFilePaths: dbDefFilePaths)
         _ = try migrator.migrate(database)
-        let previous: Database? = shared.withLock { db, _ in
-            let old = db
-            db = database
-            return old
-        }
-        if let previous, previous !== database { previous.close() }
+        let previous = DefaultDatabase.replaceTop(with: database)
+        if let previous, previous !== database, !DefaultDatabase.contains(previous) { previous.close() }
         return database
     }
 
@@ -98,14 +94,12 @@ public enum DBManager {
             .map { base.appendingPathComponent($0).path }
     }
 
-    /// Closes the default database (if any) and forgets it.
+    /// Closes the default database (the top of the stack, if any) and forgets it; the one
+    /// below it, if any, becomes the default again.
     public static func close() {
-        let previous: Database? = shared.withLock { db, _ in
-            let old = db
-            db = nil
-            return old
+        if let previous = DefaultDatabase.pop(), !DefaultDatabase.contains(previous) {
+            previous.close()
         }
-        previous?.close()
     }
 
     /// Runs `statements` in order in ONE write transaction of `db` (the default database when
@@ -137,7 +131,7 @@ public enum DBManager {
     /// `db`, or the default database; throws ``DatabaseError/misuse(_:)`` when both are missing.
     static func resolve(_ db: Database?) throws -> Database {
         if let db { return db }
-        if let db = defaultDatabase { return db }
+        if let db = DefaultDatabase.current { return db }
         throw DatabaseError.misuse(
             "no database: call DBManager.open(…) first to set the default database, or pass one with `in:`")
     }
