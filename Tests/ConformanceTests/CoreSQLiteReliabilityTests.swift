@@ -79,4 +79,36 @@ struct CoreSQLiteReliabilityTests {
         #expect(!SQLTextKey.sameBytes("abc", "abd"))
         #expect(SQLTextKey.sameBytes("", ""))
     }
+
+    /// A wildcard or the escape character followed by a combining mark is one Swift
+    /// `Character`, but the database sees the wildcard: it must be escaped all the same.
+    @Test(arguments: Backend.allCases)
+    func likeHelpersEscapeWildcardsFollowedByCombiningMarks(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            let texts = ["%\u{301}abc", "xyz", "x_\u{301}q", "a\\\u{301}b", "plain"]
+            try db.write { conn in
+                try conn.execute(.createTable(SQLCreateTable("words", columns: [
+                    SQLColumnDefinition("id", .int64, primaryKey: .plain),
+                    SQLColumnDefinition("w", .text, notNull: true),
+                ])))
+                for (i, text) in texts.enumerated() {
+                    try conn.execute(.insert(SQLInsert(into: "words", values: ["id": .integer(Int64(i + 1)), "w": .text(text)])))
+                }
+            }
+            func ids(_ condition: SQLExpression) throws -> [Int] {
+                try db.read { conn in
+                    try conn.fetchAll(.select(SQLSelect(from: "words").columns(.column("id")).where(condition)
+                        .orderBy(SQLExpression.column("id").asc))).map { try $0.decode(Int.self, at: 0) }
+                }
+            }
+            let w = SQLExpression.column("w")
+            for ci in [false, true] {
+                #expect(try ids(w.beginsWith("%\u{301}", caseInsensitive: ci)) == [1])
+                #expect(try ids(w.contains("_\u{301}", caseInsensitive: ci)) == [3])
+                #expect(try ids(w.endsWith("\\\u{301}b", caseInsensitive: ci)) == [4])
+                #expect(try ids(w.contains("\u{301}", caseInsensitive: ci)) == [1, 3, 4])
+            }
+            #expect(SQLExpression.escapeLikePattern("%\u{301}_\\") == "\\%\u{301}\\_\\\\")
+        }
+    }
 }
