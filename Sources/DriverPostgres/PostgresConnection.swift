@@ -193,6 +193,7 @@ final class PostgresConnection: DriverConnection {
             cached.lastUse = useCounter
             return cached
         }
+        try SQLText.refuseNUL(in: sql)
         if statements.count >= Self.statementCacheCapacity {
             evictLeastRecentlyUsed(on: conn)
         }
@@ -532,6 +533,7 @@ final class PostgresConnection: DriverConnection {
 
     func executeScript(_ sql: String) throws {
         let conn = try readyHandle()
+        try SQLText.refuseNUL(in: sql)
         let result = PQexec(conn, sql)
         defer { PQclear(result) }
         guard let result else {

@@ -119,6 +119,7 @@ final class SQLiteConnection: DriverConnection {
 
     func executeScript(_ sql: String) throws {
         let db = try openHandle()
+        try SQLText.refuseNUL(in: sql)
         var cError: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(db, sql, nil, nil, &cError)
         if rc != SQLITE_OK {
@@ -252,6 +253,7 @@ final class SQLiteConnection: DriverConnection {
     }
 
     private func prepare(_ sql: String, db: OpaquePointer, persistent: Bool) throws -> SQLiteStatement {
+        try SQLText.refuseNUL(in: sql)
         var handle: OpaquePointer?
         var hasMoreStatements = false
         let flags: UInt32 = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0

@@ -111,4 +111,74 @@ struct CoreSQLiteReliabilityTests {
             #expect(SQLExpression.escapeLikePattern("%\u{301}_\\") == "\\%\u{301}\\_\\\\")
         }
     }
+
+    func tableExists(_ db: Database, _ table: String) throws -> Bool {
+        do {
+            _ = try db.fetchAll(.select(SQLSelect(from: table).columns(.column("x"))))
+            return true
+        } catch DatabaseError.undefinedTable {
+            return false
+        }
+    }
+
+    /// SQL with a NUL in it is refused before the engine sees it (the C APIs would stop at
+    /// the NUL and run only what came before).
+    @Test(arguments: Backend.allCases)
+    func sqlWithNULIsRefusedBeforeAnythingRuns(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            func expectMisuse(_ body: () throws -> Void) {
+                do {
+                    try body()
+                    Issue.record("SQL with a NUL was run")
+                } catch DatabaseError.misuse(let message) {
+                    #expect(message.contains("NUL"))
+                } catch {
+                    Issue.record("unexpected error \(error)")
+                }
+            }
+            expectMisuse { try db.write { try $0.executeScript("CREATE TABLE a (x INTEGER);\u{0}CREATE TABLE b (x INTEGER)") } }
+            expectMisuse { _ = try db.execute(sql: "CREATE TABLE a (x INTEGER)\u{0} -- rest") }
+            expectMisuse { _ = try db.fetchAll(sql: "SELECT 1\u{0}") }
+            expectMisuse { try db.write { _ = try $0.executeBatch("CREATE TABLE a (x INTEGER)\u{0}", bindingSets: [[], []]) } }
+            #expect(try !tableExists(db, "a"))
+            #expect(try !tableExists(db, "b"))
+        }
+    }
+
+    /// A migration file with a NUL in it is refused with a typed error before anything runs,
+    /// and is not recorded as applied.
+    @Test(arguments: Backend.allCases)
+    func migrationWithNULIsRefusedAndNotRecorded(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("unity-nul-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: dir) }
+            try Data("CREATE TABLE a (x INTEGER);\n".utf8).write(to: dir.appendingPathComponent("0001_a.sql"))
+            try Data("CREATE TABLE b (x INTEGER);\u{0}\nCREATE TABLE c (x INTEGER);\n".utf8)
+                .write(to: dir.appendingPathComponent("0002_bc.sql"))
+            let migrator = try Migrator.directory(dir.path)
+            do {
+                try migrator.migrate(db)
+                Issue.record("a migration with a NUL ran")
+            } catch MigrationError.nulCharacter(let name, let offset) {
+                #expect(name == "0002_bc")
+                #expect(offset == 27)
+            }
+            // Refused before anything ran: not even the clean first migration.
+            #expect(try migrator.appliedMigrations(db).isEmpty)
+            #expect(try !tableExists(db, "a"))
+            #expect(try !tableExists(db, "b"))
+
+            // AST and closure migrations whose SQL holds a NUL: refused / rolled back, not recorded.
+            let ast = Migrator(migrations: [Migration("0001_raw", statements: [.raw(SQLFragment("CREATE TABLE d (x INTEGER)\u{0}", []))])])
+            #expect(throws: MigrationError.self) { try ast.migrate(db) }
+            let closure = Migrator(migrations: [Migration("0001_code", checksum: "1") { conn in
+                try conn.executeScript("CREATE TABLE e (x INTEGER);\u{0}CREATE TABLE f (x INTEGER)")
+            }])
+            #expect(throws: MigrationError.self) { try closure.migrate(db) }
+            #expect(try closure.appliedMigrations(db).isEmpty)
+            #expect(try !tableExists(db, "d"))
+            #expect(try !tableExists(db, "e"))
+        }
+    }
 }

@@ -3,7 +3,7 @@
 /// Every case names the migration at fault. When a migrator throws one of these, the
 /// database is as the last successful migration left it: checks that need no database
 /// (``duplicateName(_:)``, ``missingVariant(name:backend:)``, ``unknownBackend(name:backend:)``,
-/// ``transactionControl(name:statement:)``)
+/// ``transactionControl(name:statement:)``, ``nulCharacter(name:byteOffset:)``)
 /// and the comparison with what is already applied (``checksumMismatch(name:applied:current:)``,
 /// ``unknownAppliedMigration(name:)``) happen before any migration runs; ``failed(name:underlying:)``
 /// and ``closureFailed(name:underlying:)`` roll back the failing migration entirely and keep
@@ -29,6 +29,11 @@ public enum MigrationError: Error, Sendable {
     /// end that transaction half-way, so a later failure could no longer undo the migration.
     /// Remove those statements (savepoints are fine). Nothing ran.
     case transactionControl(name: String, statement: String)
+    /// A migration's SQL contains a NUL character at `byteOffset` (of its UTF-8 text). Both
+    /// engines read SQL only up to the first NUL, so the rest would be dropped in silence and
+    /// the migration recorded as applied: a file damaged or saved in UTF-16 by mistake.
+    /// Remove the NUL (or re-save the file as UTF-8). Nothing ran.
+    case nulCharacter(name: String, byteOffset: Int)
     /// Two migrations (or two files for the same backend) have the same name. Nothing ran.
     case duplicateName(String)
     /// A migration file could not be read, or a path does not name a `.sql` file.
@@ -60,6 +65,9 @@ extension MigrationError: CustomStringConvertible {
         case .transactionControl(let name, let statement):
             return "migration \(name) controls its own transaction (\"\(statement)\"); remove its BEGIN/COMMIT/ROLLBACK: "
                 + "the migrator runs each migration and its record in one transaction. Nothing ran."
+        case .nulCharacter(let name, let offset):
+            return "migration \(name) contains a NUL character at byte \(offset); the database would ignore "
+                + "everything after it. Remove it (a file saved as UTF-16 must be re-saved as UTF-8). Nothing ran."
         case .duplicateName(let name):
             return "two migrations are named \(name); migration names must be unique. Nothing ran."
         case .unreadableFile(let path, let reason):

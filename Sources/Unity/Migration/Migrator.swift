@@ -153,10 +153,22 @@ public struct Migrator: Sendable {
             guard seen.insert(migration.name).inserted else {
                 throw MigrationError.duplicateName(migration.name)
             }
-            if let script = try migration.script(for: dialect),
-               let statement = SQLTextScanner.firstTransactionControl(in: script, dialect: dialect)
-            {
-                throw MigrationError.transactionControl(name: migration.name, statement: statement)
+            if let script = try migration.script(for: dialect) {
+                // Before anything else: the engines read SQL up to its first NUL, so the rest
+                // of such a script would be dropped in silence and the migration recorded.
+                if let offset = SQLText.offsetOfNUL(in: script) {
+                    throw MigrationError.nulCharacter(name: migration.name, byteOffset: offset)
+                }
+                if let statement = SQLTextScanner.firstTransactionControl(in: script, dialect: dialect) {
+                    throw MigrationError.transactionControl(name: migration.name, statement: statement)
+                }
+            }
+            if case .statements(let statements) = migration.body {
+                for statement in statements {
+                    if let offset = SQLText.offsetOfNUL(in: try dialect.renderUncached(statement).sql) {
+                        throw MigrationError.nulCharacter(name: migration.name, byteOffset: offset)
+                    }
+                }
             }
             plan.append(Step(migration: migration, checksum: try migration.checksum(for: dialect)))
         }

@@ -44,3 +44,26 @@ public struct SQLTextKey: Hashable, Sendable {
         }
     }
 }
+
+/// Checks on SQL text shared by the drivers.
+public enum SQLText {
+    /// Throws ``DatabaseError/misuse(_:)`` when `sql` contains a NUL character. The C APIs of
+    /// both engines read SQL as a NUL-terminated string, so everything after it would be
+    /// silently dropped (a migration file cut short, yet recorded as applied). Drivers call it
+    /// before SQL text reaches the engine for the first time (on a statement cache miss and
+    /// for every script).
+    public static func refuseNUL(in sql: String) throws {
+        guard let index = sql.utf8.firstIndex(of: 0) else { return }
+        let offset = sql.utf8.distance(from: sql.utf8.startIndex, to: index)
+        let before = String(decoding: sql.utf8[..<index].suffix(40), as: UTF8.self)
+        throw DatabaseError.misuse(
+            "the SQL text contains a NUL character at byte \(offset) (after \(before.debugDescription)); "
+                + "the database would ignore everything after it, so nothing was run. Remove the NUL "
+                + "(bind binary data as a value instead)")
+    }
+
+    /// The byte offset of the first NUL character in `sql`, or nil.
+    public static func offsetOfNUL(in sql: String) -> Int? {
+        sql.utf8.firstIndex(of: 0).map { sql.utf8.distance(from: sql.utf8.startIndex, to: $0) }
+    }
+}
