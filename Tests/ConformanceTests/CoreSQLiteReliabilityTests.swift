@@ -181,4 +181,67 @@ struct CoreSQLiteReliabilityTests {
             #expect(try !tableExists(db, "e"))
         }
     }
+
+    /// A JSON column's value that JSON cannot hold (an infinite double).
+    struct Reading: DatabaseJSONConvertible, Equatable {
+        var value: Double
+    }
+
+    /// A model with a JSON column of each kind: a `DatabaseJSONConvertible` type and a plain
+    /// `Codable` one.
+    struct Sensor: ModelDef {
+        static let tableName = "sensor"
+        var id: Int
+        var reading: Reading?
+        var history: [Double]?
+        var existsInDatabase = false
+        var primaryKeys: [any CodingKey] { [CodingKeys.id] }
+    }
+
+    /// A JSON value that fails to encode throws; nothing is written (it used to be stored
+    /// as NULL without a word).
+    @Test(arguments: Backend.allCases)
+    func jsonThatFailsToEncodeThrowsAndWritesNothing(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            try db.write { conn in
+                try conn.execute(.createTable(SQLCreateTable("sensor", columns: [
+                    SQLColumnDefinition("id", .int64, primaryKey: .plain),
+                    SQLColumnDefinition("reading", .json),
+                    SQLColumnDefinition("history", .json),
+                ])))
+            }
+            func count() throws -> Int {
+                try db.read { try $0.fetchValue(Int.self, sql: "SELECT COUNT(*) FROM sensor") ?? -1 }
+            }
+            let bad = Reading(value: .infinity)
+            #expect(throws: DatabaseError.self) { try bad.encodedDatabaseValue() }
+            #expect(JSONCoding.encodingFailure(in: bad.databaseValue) != nil)
+            #expect(JSONCoding.encodingFailure(in: Reading(value: 1.5).databaseValue) == nil)
+
+            // Through ModelDef (the row encoder), both kinds of JSON column.
+            #expect(throws: DatabaseError.self) { try Sensor(id: 1, reading: bad).save(in: db) }
+            #expect(throws: DatabaseError.self) { try Sensor(id: 2, history: [1, .infinity]).save(in: db) }
+            // Through the AST, as a bound value, alone and in a batch with a good row.
+            #expect(throws: DatabaseError.self) {
+                try db.write { _ = try $0.execute(.insert(SQLInsert(into: "sensor", values: ["id": .integer(3), "reading": bad.databaseValue]))) }
+            }
+            #expect(throws: DatabaseError.self) {
+                try db.write { conn in
+                    _ = try conn.executeBatch([
+                        .insert(SQLInsert(into: "sensor", values: ["id": .integer(4), "reading": Reading(value: 2).databaseValue])),
+                        .insert(SQLInsert(into: "sensor", columns: ["id", "reading"], values: [[.value(5), .value(bad)]])),
+                    ])
+                }
+            }
+            // Handed straight to the driver, past the renderer.
+            #expect(throws: DatabaseError.self) {
+                let sql = try db.dialect.renderUncached(.raw(SQLFragment("INSERT INTO sensor (id, reading) VALUES (?, ?)", [.integer(6), .null]))).sql
+                try db.write { _ = try $0.executeBatch(sql, bindingSets: [[.integer(6), bad.databaseValue]]) }
+            }
+            #expect(try count() == 0)
+            // A good value still goes in and reads back.
+            try Sensor(id: 7, reading: Reading(value: 2.5), history: [1, 2]).save(in: db)
+            #expect(try count() == 1)
+        }
+    }
 }
