@@ -20,11 +20,25 @@ public struct SQLiteDriver: DatabaseDriver {
 
     /// A driver for the database file at `path`, created if missing, with one writer and
     /// up to `readers` read-only connections.
+    ///
+    /// `":memory:"` and `""` name a database private to one SQLite connection (each new
+    /// connection would get an empty one of its own), so they give ``inMemory()``: one
+    /// database per ``Database``, in a single connection that serves reads and writes.
     public init(path: String, readers: Int = 4, busyTimeout: Double = 5) {
         self.path = path
-        self.readers = max(0, readers)
         self.busyTimeout = busyTimeout
-        self.isInMemory = false
+        if Self.isPrivateToConnection(path) {
+            self.readers = 0
+            self.isInMemory = true
+        } else {
+            self.readers = max(0, readers)
+            self.isInMemory = false
+        }
+    }
+
+    /// True for the paths SQLite gives every connection a database of its own for.
+    static func isPrivateToConnection(_ path: String) -> Bool {
+        path == ":memory:" || path.isEmpty
     }
 
     private init(inMemoryWithBusyTimeout busyTimeout: Double) {
