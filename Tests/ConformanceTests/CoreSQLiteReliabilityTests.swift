@@ -273,4 +273,138 @@ struct CoreSQLiteReliabilityTests {
         defer { other.close() }
         #expect(throws: DatabaseError.self) { try other.fetchAll(.select(select)) }
     }
+
+    /// Disk full has a case of its own on both backends: SQLite's SQLITE_FULL (here the
+    /// database's page limit), PostgreSQL's SQLSTATE 53100 (here raised by the server).
+    @Test(arguments: Backend.allCases)
+    func diskFullIsItsOwnCase(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            try db.write { conn in
+                try conn.execute(.createTable(SQLCreateTable("blob", columns: [
+                    SQLColumnDefinition("id", .int64, primaryKey: .plain),
+                    SQLColumnDefinition("data", .blob),
+                ])))
+                try conn.execute(.insert(SQLInsert(into: "blob", values: ["id": .integer(1), "data": .blob(Data([1]))])))
+            }
+            do {
+                try db.write { conn in
+                    switch backend {
+                    case .sqlite:
+                        // The writer may not grow the file beyond its current size.
+                        let pages = try conn.fetchValue(Int.self, sql: "PRAGMA page_count") ?? 0
+                        _ = try conn.fetchAll(sql: "PRAGMA max_page_count = \(pages)")
+                        try conn.execute(.insert(SQLInsert(into: "blob", values: [
+                            "id": .integer(2), "data": .blob(Data(repeating: 7, count: 200_000)),
+                        ])))
+                    case .postgres:
+                        try conn.executeScript("DO $$ BEGIN RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = 'disk_full'; END $$")
+                    }
+                }
+                Issue.record("no error")
+            } catch DatabaseError.diskFull(let context) {
+                #expect(context.code == (backend == .sqlite ? "13" : "53100"))
+                #expect(DatabaseError.diskFull(context).description.contains("full"))
+            }
+            #expect(try db.read { try $0.fetchValue(Int.self, sql: "SELECT COUNT(*) FROM blob") } == 1)
+        }
+    }
+
+    /// A SQLite file can be opened to read only: nothing is written to it (not even its
+    /// journal mode), reads work, and writes fail with `.readOnly`.
+    @Test func sqliteFileOpensReadOnly() throws {
+        try withTestDatabaseHandle(.sqlite) { test in
+            try test.database.write { conn in
+                try conn.execute(.createTable(SQLCreateTable("kept", columns: [SQLColumnDefinition("x", .int64)])))
+                try conn.execute(.insert(SQLInsert(into: "kept", values: ["x": .integer(5)])))
+            }
+            test.database.close()
+            let before = try Data(contentsOf: URL(fileURLWithPath: test.location))
+            let db = try Database(driver: SQLiteDriver(path: test.location, readers: 2, readOnly: true))
+            defer { db.close() }
+            #expect(try db.read { try $0.fetchValue(Int.self, sql: "SELECT x FROM kept") } == 5)
+            #expect(try db.fetchAll(sql: "SELECT x FROM kept").count == 1)
+            do {
+                try db.write { _ = try $0.execute(.insert(SQLInsert(into: "kept", values: ["x": .integer(6)]))) }
+                Issue.record("a write went through a read-only database")
+            } catch DatabaseError.readOnly {}
+            #expect(try db.read { try $0.fetchValue(Int.self, sql: "SELECT COUNT(*) FROM kept") } == 1)
+            db.close()
+            #expect(try Data(contentsOf: URL(fileURLWithPath: test.location)) == before)
+            // A file that does not exist is not created.
+            let missing = test.location + "-missing.sqlite"
+            #expect(throws: DatabaseError.self) {
+                let db = try Database(driver: SQLiteDriver(path: missing, readOnly: true))
+                defer { db.close() }
+                _ = try db.fetchAll(sql: "SELECT 1")
+            }
+            #expect(!FileManager.default.fileExists(atPath: missing))
+        }
+    }
+
+    /// Results handed from a thread to the test.
+    final class Outcome: @unchecked Sendable {
+        // @unchecked: `value` is only touched while `lock` is held.
+        private let lock = NSLock()
+        private var value: Result<[String], any Error>?
+        let done = DispatchSemaphore(value: 0)
+        func set(_ result: Result<[String], any Error>) {
+            lock.lock(); value = result; lock.unlock()
+            done.signal()
+        }
+        func get() -> Result<[String], any Error>? {
+            lock.lock(); defer { lock.unlock() }
+            return value
+        }
+    }
+
+    /// A second migrator behind a long migration waits for the lock and then finds the
+    /// migration applied; one that will not wait (SQLite) says that its migration never
+    /// started, not that it "failed and was rolled back".
+    @Test(arguments: Backend.allCases)
+    func secondMigratorWaitsForTheLockOrSaysItNeverStarted(_ backend: Backend) throws {
+        try withTestDatabaseHandle(backend) { test in
+            let other = try test.openAgain(busyTimeout: 0.2)
+            defer { other.close() }
+            let started = DispatchSemaphore(value: 0)
+            let release = DispatchSemaphore(value: 0)
+            let long = Migration("0001_long", checksum: "1") { conn in
+                try conn.execute(.createTable(SQLCreateTable("slow", columns: [SQLColumnDefinition("x", .int64)])))
+                started.signal()
+                _ = release.wait(timeout: .now() + 60)
+            }
+            let first = Outcome()
+            let database = test.database
+            Thread { first.set(Result { try Migrator(migrations: [long]).migrate(database) }) }.start()
+            defer { release.signal() }
+            try #require(started.wait(timeout: .now() + 60) == .success)
+
+            if backend == .sqlite {
+                var impatient = Migrator(migrations: [long])
+                impatient.lockWaitTimeout = 0
+                do {
+                    try impatient.migrate(other)
+                    Issue.record("the second migrator ran while the first held the lock")
+                } catch let error as MigrationError {
+                    guard case .notStarted(let name, let underlying) = error else {
+                        Issue.record("expected notStarted, got \(error)")
+                        return
+                    }
+                    #expect(name == "0001_long")
+                    #expect(underlying == .busy(underlying.context ?? DatabaseErrorContext(message: "")))
+                    #expect(!error.description.contains("rolled back"))
+                    #expect(error.description.contains("never started"))
+                }
+            }
+
+            let second = Outcome()
+            Thread { second.set(Result { try Migrator(migrations: [long]).migrate(other) }) }.start()
+            Thread.sleep(forTimeInterval: 0.5)  // let it start waiting (nothing asserts a time)
+            release.signal()
+            try #require(first.done.wait(timeout: .now() + 60) == .success)
+            try #require(second.done.wait(timeout: .now() + 60) == .success)
+            #expect(try first.get()?.get() == ["0001_long"])
+            #expect(try second.get()?.get() == [])
+            #expect(try Migrator(migrations: [long]).appliedMigrations(other).map(\.name) == ["0001_long"])
+        }
+    }
 }

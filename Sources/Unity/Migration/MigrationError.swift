@@ -42,6 +42,13 @@ public enum MigrationError: Error, Sendable {
     /// and no later migration ran; the migrations before it stay applied. Fix it and migrate
     /// again.
     case failed(name: String, underlying: DatabaseError)
+    /// A migration never started: the lock that serializes migrators (SQLite's write lock,
+    /// PostgreSQL's advisory lock) stayed with another migrator (another process or
+    /// ``Database``) longer than ``Migrator/lockWaitTimeout``, or the database failed before
+    /// the migration's first statement. Nothing of it ran; the migrations before it stay
+    /// applied. Migrate again once the other migrator is done (it may well have applied this
+    /// one).
+    case notStarted(name: String, underlying: DatabaseError)
     /// A Swift closure migration threw an error that is not a ``DatabaseError``. It was
     /// rolled back like ``failed(name:underlying:)``.
     case closureFailed(name: String, underlying: any Error)
@@ -74,6 +81,10 @@ extension MigrationError: CustomStringConvertible {
             return "cannot read migration file \(path): \(reason)"
         case .failed(let name, let underlying):
             return "migration \(name) failed and was rolled back; earlier migrations stay applied: \(underlying)"
+        case .notStarted(let name, let underlying):
+            return "migration \(name) never started: another migrator held the lock (or the database failed) before "
+                + "its first statement; nothing of it ran and earlier migrations stay applied. Migrate again when "
+                + "the other migrator is done: \(underlying)"
         case .closureFailed(let name, let underlying):
             return "migration \(name) failed and was rolled back; earlier migrations stay applied: \(underlying)"
         }

@@ -79,6 +79,13 @@ public struct Migrator: Sendable {
     /// The migrations, in the order they are applied.
     public let migrations: [Migration]
 
+    /// How long, in seconds, a migration waits for another migrator (another process or
+    /// ``Database``) to finish before it gives up with ``MigrationError/notStarted(name:underlying:)``
+    /// (60 by default). On SQLite each attempt to take the write lock waits the driver's busy
+    /// timeout; the migrator tries again until this much time has passed. On PostgreSQL the
+    /// advisory lock waits as long as the server lets it (`lock_timeout`).
+    public var lockWaitTimeout: Double = 60
+
     /// Creates a migrator that applies `migrations` in the order given.
     public init(migrations: [Migration]) {
         self.migrations = migrations
@@ -194,8 +201,8 @@ public struct Migrator: Sendable {
     /// migrator applied it first (found recorded once the lock was held).
     private func apply(_ step: Step, on conn: Connection) throws -> Bool {
         let name = step.migration.name
-        do {
-            return try conn.transaction(.immediate) { conn in
+        return try waitingForTheLock(name: name) { markStarted in
+            try conn.transaction(.immediate) { conn in
                 try lockMigrations(conn)
                 if let recorded = try recordedChecksum(of: name, conn) {
                     guard recorded == step.checksum else {
@@ -203,6 +210,7 @@ public struct Migrator: Sendable {
                     }
                     return false
                 }
+                markStarted()
                 try step.migration.run(on: conn)
                 try conn.execute(.insert(SQLInsert(into: Migrator.trackingTable, values: [
                     "name": .text(name),
@@ -211,12 +219,36 @@ public struct Migrator: Sendable {
                 ])))
                 return true
             }
-        } catch let error as MigrationError {
-            throw error
-        } catch let error as DatabaseError {
-            throw MigrationError.failed(name: name, underlying: error)
-        } catch {
-            throw MigrationError.closureFailed(name: name, underlying: error)
+        }
+    }
+
+    /// Runs `attempt` (a migration's transaction), trying again while it fails with
+    /// ``DatabaseError/busy(_:)`` before the migration started (another migrator holds the
+    /// lock), for up to ``lockWaitTimeout`` seconds. Maps errors to ``MigrationError``: one
+    /// before the start is ``MigrationError/notStarted(name:underlying:)`` (nothing ran),
+    /// one after it ``MigrationError/failed(name:underlying:)`` or
+    /// ``MigrationError/closureFailed(name:underlying:)`` (rolled back).
+    private func waitingForTheLock<T>(name: String, _ attempt: (_ markStarted: () -> Void) throws -> T) throws -> T {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: .milliseconds(Int64(max(0, min(lockWaitTimeout, 1e9)) * 1000)))
+        while true {
+            var started = false
+            do {
+                return try attempt { started = true }
+            } catch let error as MigrationError {
+                throw error
+            } catch let error as DatabaseError {
+                guard !started else { throw MigrationError.failed(name: name, underlying: error) }
+                if case .busy = error, clock.now < deadline {
+                    // SQLite's busy handler already waited its timeout; a short pause keeps a
+                    // zero timeout from spinning.
+                    Thread.sleep(forTimeInterval: 0.05)
+                    continue
+                }
+                throw MigrationError.notStarted(name: name, underlying: error)
+            } catch {
+                throw MigrationError.closureFailed(name: name, underlying: error)
+            }
         }
     }
 
@@ -228,11 +260,18 @@ public struct Migrator: Sendable {
             SQLColumnDefinition("checksum", .text, notNull: true),
             SQLColumnDefinition("applied_at", .date, notNull: true),
         ])
-        try conn.transaction(.immediate) { conn in
-            // Without the lock, two PostgreSQL sessions creating the table at once can both
-            // pass IF NOT EXISTS and one then fails on the catalog's unique index.
-            try lockMigrations(conn)
-            try conn.execute(.createTable(table))
+        do {
+            try waitingForTheLock(name: Migrator.trackingTable) { _ in
+                try conn.transaction(.immediate) { conn in
+                    // Without the lock, two PostgreSQL sessions creating the table at once can
+                    // both pass IF NOT EXISTS and one then fails on the catalog's unique index.
+                    try lockMigrations(conn)
+                    try conn.execute(.createTable(table))
+                }
+            }
+        } catch MigrationError.notStarted(_, let underlying) {
+            // Not a migration of the list: the documented DatabaseError.
+            throw underlying
         }
     }
 
