@@ -42,6 +42,10 @@ public enum MigrationError: Error, Sendable {
     /// and no later migration ran; the migrations before it stay applied. Fix it and migrate
     /// again.
     case failed(name: String, underlying: DatabaseError)
+    /// A migration run with foreign keys deferred (``Migration/ForeignKeys/deferred``) left
+    /// rows in `table` that reference missing rows; `detail` says which. It was rolled back
+    /// entirely and not recorded; foreign keys are enforced again.
+    case foreignKeyViolation(name: String, table: String, detail: String)
     /// A migration never started: the lock that serializes migrators (SQLite's write lock,
     /// PostgreSQL's advisory lock) stayed with another migrator (another process or
     /// ``Database``) longer than ``Migrator/lockWaitTimeout``, or the database failed before
@@ -81,6 +85,9 @@ extension MigrationError: CustomStringConvertible {
             return "cannot read migration file \(path): \(reason)"
         case .failed(let name, let underlying):
             return "migration \(name) failed and was rolled back; earlier migrations stay applied: \(underlying)"
+        case .foreignKeyViolation(let name, let table, let detail):
+            return "migration \(name) left foreign keys of table \(table) broken (\(detail)); it was rolled back "
+                + "and earlier migrations stay applied. Fix the migration so every reference has its row."
         case .notStarted(let name, let underlying):
             return "migration \(name) never started: another migrator held the lock (or the database failed) before "
                 + "its first statement; nothing of it ran and earlier migrations stay applied. Migrate again when "

@@ -201,25 +201,99 @@ public struct Migrator: Sendable {
     /// migrator applied it first (found recorded once the lock was held).
     private func apply(_ step: Step, on conn: Connection) throws -> Bool {
         let name = step.migration.name
-        return try waitingForTheLock(name: name) { markStarted in
-            try conn.transaction(.immediate) { conn in
-                try lockMigrations(conn)
-                if let recorded = try recordedChecksum(of: name, conn) {
-                    guard recorded == step.checksum else {
-                        throw MigrationError.checksumMismatch(name: name, applied: recorded, current: step.checksum)
-                    }
-                    return false
-                }
-                markStarted()
-                try step.migration.run(on: conn)
-                try conn.execute(.insert(SQLInsert(into: Migrator.trackingTable, values: [
-                    "name": .text(name),
-                    "checksum": .text(step.checksum),
-                    "applied_at": .date(Date()),
-                ])))
-                return true
+        let deferForeignKeys = try step.migration.foreignKeys(for: conn.dialect) == .deferred
+        let isSQLite = conn.dialect.name == SQLDialect.sqlite.name
+        if deferForeignKeys && isSQLite {
+            // SQLite ignores `PRAGMA foreign_keys` inside a transaction.
+            guard !conn.isInTransaction else {
+                throw MigrationError.notStarted(name: name, underlying: .misuse(
+                    "migration \(name) runs with foreign keys deferred, which SQLite can only do outside a "
+                        + "transaction: call migrate outside read/write/transaction closures"))
+            }
+            do {
+                try conn.executeScript("PRAGMA foreign_keys = OFF")
+            } catch let error as DatabaseError {
+                throw MigrationError.notStarted(name: name, underlying: error)
             }
         }
+        let applied: Bool
+        do {
+            applied = try waitingForTheLock(name: name) { markStarted in
+                try conn.transaction(.immediate) { conn in
+                    try lockMigrations(conn)
+                    if let recorded = try recordedChecksum(of: name, conn) {
+                        guard recorded == step.checksum else {
+                            throw MigrationError.checksumMismatch(name: name, applied: recorded, current: step.checksum)
+                        }
+                        return false
+                    }
+                    markStarted()
+                    if deferForeignKeys {
+                        try runDeferringForeignKeys(step.migration, on: conn)
+                    } else {
+                        try step.migration.run(on: conn)
+                    }
+                    try conn.execute(.insert(SQLInsert(into: Migrator.trackingTable, values: [
+                        "name": .text(name),
+                        "checksum": .text(step.checksum),
+                        "applied_at": .date(Date()),
+                    ])))
+                    return true
+                }
+            }
+        } catch {
+            if deferForeignKeys && isSQLite { try? conn.executeScript("PRAGMA foreign_keys = ON") }
+            throw error
+        }
+        if deferForeignKeys && isSQLite {
+            // Committed: a failure here is the connection's, reported as it is.
+            try conn.executeScript("PRAGMA foreign_keys = ON")
+        }
+        return applied
+    }
+
+    /// Runs a migration whose foreign keys are checked once at its end (enforcement is
+    /// already off on SQLite): a violation left behind is
+    /// ``MigrationError/foreignKeyViolation(name:table:detail:)``, thrown before the commit.
+    private func runDeferringForeignKeys(_ migration: Migration, on conn: Connection) throws {
+        let name = migration.name
+        if conn.dialect.name == SQLDialect.sqlite.name {
+            try migration.run(on: conn)
+            var violations: [(table: String, parent: String)] = []
+            try conn.forEachRow(.raw(SQLFragment("PRAGMA foreign_key_check"))) { row in
+                let table = (try? row.decode(String.self, at: 0)) ?? "?"
+                let parent = (try? row.decode(String.self, at: 2)) ?? "?"
+                violations.append((table, parent))
+            }
+            if let first = violations.first {
+                let count = violations.filter { $0.table == first.table && $0.parent == first.parent }.count
+                throw MigrationError.foreignKeyViolation(
+                    name: name, table: first.table,
+                    detail: "\(count) row(s) of \"\(first.table)\" reference rows missing from \"\(first.parent)\""
+                        + (violations.count > count ? " (and \(violations.count - count) more violation(s) elsewhere)" : ""))
+            }
+            return
+        }
+        do {
+            try conn.executeScript("SET CONSTRAINTS ALL DEFERRED")
+            try migration.run(on: conn)
+            // Checks the deferred constraints now, while the transaction can still roll back.
+            try conn.executeScript("SET CONSTRAINTS ALL IMMEDIATE")
+        } catch DatabaseError.constraintViolation(.foreignKey, let context) {
+            throw MigrationError.foreignKeyViolation(
+                name: name, table: Migrator.referencingTable(in: context.message) ?? "?",
+                detail: context.message + (context.detail.map { " (\($0))" } ?? ""))
+        }
+    }
+
+    /// The referencing table PostgreSQL names in a foreign-key error: the last `on table "…"`
+    /// (`insert or update on table "child" violates …`, `update or delete on table "parent"
+    /// violates … on table "child"`).
+    static func referencingTable(in message: String) -> String? {
+        guard let range = message.range(of: "on table \"", options: .backwards) else { return nil }
+        let rest = message[range.upperBound...]
+        guard let end = rest.firstIndex(of: "\"") else { return nil }
+        return String(rest[..<end])
     }
 
     /// Runs `attempt` (a migration's transaction), trying again while it fails with
