@@ -32,9 +32,10 @@ final class PGPreparedStatement {
 }
 
 /// The prepared-statement cache key: the same SQL bound with other parameter types is
-/// another statement on the server.
+/// another statement on the server. The SQL is compared by its exact bytes: canonically
+/// equivalent names (NFC/NFD) are different tables to the server.
 struct PGStatementKey: Hashable {
-    let sql: String
+    let sql: SQLTextKey
     let types: [Oid]
 }
 
@@ -187,11 +188,12 @@ final class PostgresConnection: DriverConnection {
     /// describing it on first use.
     private func statement(for sql: String, types: [Oid], on conn: OpaquePointer) throws -> PGPreparedStatement {
         useCounter &+= 1
-        let key = PGStatementKey(sql: sql, types: types)
+        let key = PGStatementKey(sql: SQLTextKey(sql), types: types)
         if let cached = statements[key] {
             cached.lastUse = useCounter
             return cached
         }
+        try SQLText.refuseNUL(in: sql)
         if statements.count >= Self.statementCacheCapacity {
             evictLeastRecentlyUsed(on: conn)
         }
@@ -531,6 +533,7 @@ final class PostgresConnection: DriverConnection {
 
     func executeScript(_ sql: String) throws {
         let conn = try readyHandle()
+        try SQLText.refuseNUL(in: sql)
         let result = PQexec(conn, sql)
         defer { PQclear(result) }
         guard let result else {

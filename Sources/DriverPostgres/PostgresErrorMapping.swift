@@ -53,6 +53,7 @@ enum PGErrorMapping {
         case "40001", "40P01", "55P03": return .busy(context)
         case "25006": return .readOnly(context)
         case "57014": return .cancelled(context)
+        case "53100": return .diskFull(context)
         case "57P01", "57P02", "57P03": return .connectionLost(context)
         default:
             if state.hasPrefix("08") { return .connectionLost(context) }

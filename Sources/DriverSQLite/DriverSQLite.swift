@@ -17,14 +17,39 @@ public struct SQLiteDriver: DatabaseDriver {
     public let busyTimeout: Double
     /// True for a database that lives only in memory, in a single connection.
     public let isInMemory: Bool
+    /// True when every connection, the writer included, is opened read-only: for a file
+    /// that cannot (or must not) be written. Writes fail with ``DatabaseError/readOnly(_:)``.
+    public let isReadOnly: Bool
 
     /// A driver for the database file at `path`, created if missing, with one writer and
     /// up to `readers` read-only connections.
-    public init(path: String, readers: Int = 4, busyTimeout: Double = 5) {
+    ///
+    /// `":memory:"` and `""` name a database private to one SQLite connection (each new
+    /// connection would get an empty one of its own), so they give ``inMemory()``: one
+    /// database per ``Database``, in a single connection that serves reads and writes.
+    ///
+    /// With `readOnly: true` the file must exist and is only read: no connection opens it
+    /// for writing or changes its journal mode, so a write-protected file (or one on
+    /// read-only media) can be opened, and every write fails with
+    /// ``DatabaseError/readOnly(_:)``. A file in WAL mode still needs its directory to be
+    /// writable (SQLite creates the `-shm` index beside it) unless its `-wal` and `-shm`
+    /// files exist.
+    public init(path: String, readers: Int = 4, busyTimeout: Double = 5, readOnly: Bool = false) {
         self.path = path
-        self.readers = max(0, readers)
         self.busyTimeout = busyTimeout
-        self.isInMemory = false
+        self.isReadOnly = readOnly && !Self.isPrivateToConnection(path)
+        if Self.isPrivateToConnection(path) {
+            self.readers = 0
+            self.isInMemory = true
+        } else {
+            self.readers = max(0, readers)
+            self.isInMemory = false
+        }
+    }
+
+    /// True for the paths SQLite gives every connection a database of its own for.
+    static func isPrivateToConnection(_ path: String) -> Bool {
+        path == ":memory:" || path.isEmpty
     }
 
     private init(inMemoryWithBusyTimeout busyTimeout: Double) {
@@ -32,6 +57,7 @@ public struct SQLiteDriver: DatabaseDriver {
         self.readers = 0
         self.busyTimeout = busyTimeout
         self.isInMemory = true
+        self.isReadOnly = false
     }
 
     /// A driver for a private in-memory database. It is a single connection (every
@@ -55,6 +81,7 @@ public struct SQLiteDriver: DatabaseDriver {
             throw DatabaseError.misuse(
                 "an in-memory SQLite database is a single connection and has no readers; run reads on the writer")
         }
-        return try SQLiteConnection(path: path, role: role, isInMemory: isInMemory, busyTimeout: busyTimeout)
+        return try SQLiteConnection(path: path, role: isReadOnly ? .reader : role, isInMemory: isInMemory,
+                                    busyTimeout: busyTimeout)
     }
 }

@@ -33,9 +33,11 @@ final class SQLiteConnection: DriverConnection {
 
     private var db: OpaquePointer?
     private let interruptHandle: SQLiteInterruptHandle
-    private var statementCache: [String: SQLiteStatement] = [:]
+    /// Keyed by the SQL's exact bytes: canonically equivalent names (NFC/NFD) are different
+    /// tables to SQLite, though equal as Swift strings.
+    private var statementCache: [SQLTextKey: SQLiteStatement] = [:]
     /// Cache keys in insertion order, for evicting the oldest.
-    private var cacheOrder: [String] = []
+    private var cacheOrder: [SQLTextKey] = []
     /// Single-use statements currently open (in cursors), finalized if the connection closes.
     private var uncachedStatements: [ObjectIdentifier: SQLiteStatement] = [:]
 
@@ -117,6 +119,7 @@ final class SQLiteConnection: DriverConnection {
 
     func executeScript(_ sql: String) throws {
         let db = try openHandle()
+        try SQLText.refuseNUL(in: sql)
         var cError: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(db, sql, nil, nil, &cError)
         if rc != SQLITE_OK {
@@ -204,7 +207,8 @@ final class SQLiteConnection: DriverConnection {
     /// The cached statement for `sql`, or a single-use one when the cached statement is held
     /// by an open cursor. The result is marked in use until ``release(_:)``.
     func acquireStatement(_ sql: String, db: OpaquePointer) throws -> SQLiteStatement {
-        if let cached = statementCache[sql] {
+        let key = SQLTextKey(sql)
+        if let cached = statementCache[key] {
             if !cached.isInUse {
                 cached.isInUse = true
                 return cached
@@ -219,8 +223,8 @@ final class SQLiteConnection: DriverConnection {
         if statementCache.count >= Self.statementCacheCapacity {
             evictOldest()
         }
-        statementCache[sql] = statement
-        cacheOrder.append(sql)
+        statementCache[key] = statement
+        cacheOrder.append(key)
         statement.isInUse = true
         return statement
     }
@@ -237,8 +241,8 @@ final class SQLiteConnection: DriverConnection {
 
     private func evictOldest() {
         guard !cacheOrder.isEmpty else { return }
-        let sql = cacheOrder.removeFirst()
-        guard let statement = statementCache.removeValue(forKey: sql) else { return }
+        let key = cacheOrder.removeFirst()
+        guard let statement = statementCache.removeValue(forKey: key) else { return }
         statement.isCached = false
         if statement.isInUse {
             // Its cursor finalizes it on release; track it so close() can finalize it too.
@@ -249,6 +253,7 @@ final class SQLiteConnection: DriverConnection {
     }
 
     private func prepare(_ sql: String, db: OpaquePointer, persistent: Bool) throws -> SQLiteStatement {
+        try SQLText.refuseNUL(in: sql)
         var handle: OpaquePointer?
         var hasMoreStatements = false
         let flags: UInt32 = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0

@@ -10,6 +10,7 @@ enum SQLiteResultCode {
     static let locked: Int32 = 6
     static let readOnly: Int32 = 8
     static let interrupt: Int32 = 9
+    static let full: Int32 = 13
     static let cantOpen: Int32 = 14
     static let constraint: Int32 = 19
 
@@ -52,6 +53,8 @@ func mapSQLiteError(code: Int32, message: String, sql: String?) -> DatabaseError
         return .readOnly(context)
     case SQLiteResultCode.interrupt:
         return .cancelled(context)
+    case SQLiteResultCode.full:
+        return .diskFull(context)
     case SQLiteResultCode.cantOpen:
         return .connectionFailed(context)
     case SQLiteResultCode.error:

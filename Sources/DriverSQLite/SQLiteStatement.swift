@@ -83,7 +83,12 @@ final class SQLiteStatement {
                             + "store NaN as NULL or as text explicitly: \(sql)")
                 }
                 rc = sqlite3_bind_double(handle, index, v)
-            case .text(let s), .json(let s):
+            case .text(let s):
+                rc = Self.bindText(s, handle: handle, index: index)
+            case .json(let s):
+                if let failure = JSONCoding.encodingFailure(in: value) {
+                    throw DatabaseError.misuse(failure)
+                }
                 rc = Self.bindText(s, handle: handle, index: index)
             case .blob(let data):
                 if data.isEmpty {

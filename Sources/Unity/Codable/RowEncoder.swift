@@ -135,6 +135,14 @@ struct RowKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol
         if T.self == Data.self { put(.blob(unsafeBitCast(value, to: Data.self)), key); return }
         if T.self == UUID.self { put(.uuid(unsafeBitCast(value, to: UUID.self)), key); return }
         if T.self == Decimal.self { put(.decimal(unsafeBitCast(value, to: Decimal.self)), key); return }
+        if let json = value as? any DatabaseJSONConvertible {
+            do {
+                put(try json.encodedDatabaseValue(), key)
+            } catch {
+                throw DatabaseError.misuse("column \(key.stringValue): could not encode \(T.self) as JSON: \(error)")
+            }
+            return
+        }
         if let convertible = value as? any DatabaseValueConvertible {
             put(convertible.databaseValue, key)
             return

@@ -75,6 +75,10 @@ public enum DatabaseError: Error, Sendable {
     case readOnly(DatabaseErrorContext)
     /// The connection to the server was lost; the pool replaces it.
     case connectionLost(DatabaseErrorContext)
+    /// The disk (or the database's size limit) is full: SQLite's SQLITE_FULL, PostgreSQL's
+    /// SQLSTATE 53100. The failed statement (or transaction) changed nothing; free space or
+    /// raise the limit, then retry.
+    case diskFull(DatabaseErrorContext)
     /// No connection could be checked out of the pool within the configured timeout.
     case poolTimeout(waitedSeconds: Double, poolSize: Int)
     /// The operation was cancelled (Swift task cancellation, or an interrupt).
@@ -91,7 +95,8 @@ public enum DatabaseError: Error, Sendable {
     public var context: DatabaseErrorContext? {
         switch self {
         case .constraintViolation(_, let c), .syntax(let c), .undefinedTable(let c), .undefinedColumn(let c),
-             .busy(let c), .readOnly(let c), .connectionLost(let c), .cancelled(let c), .connectionFailed(let c), .other(let c):
+             .busy(let c), .readOnly(let c), .connectionLost(let c), .diskFull(let c), .cancelled(let c),
+             .connectionFailed(let c), .other(let c):
             return c
         case .typeConversion, .poolTimeout, .misuse:
             return nil
@@ -113,6 +118,7 @@ public enum DatabaseError: Error, Sendable {
         case .busy(let c): return .busy(attach(c))
         case .readOnly(let c): return .readOnly(attach(c))
         case .connectionLost(let c): return .connectionLost(attach(c))
+        case .diskFull(let c): return .diskFull(attach(c))
         case .cancelled(let c): return .cancelled(attach(c))
         case .connectionFailed(let c): return .connectionFailed(attach(c))
         case .other(let c): return .other(attach(c))
@@ -142,6 +148,7 @@ extension DatabaseError: CustomStringConvertible {
         case .busy(let c): return describe("database busy or locked (retry later)", c)
         case .readOnly(let c): return describe("write attempted in a read-only transaction or connection (use write)", c)
         case .connectionLost(let c): return describe("connection lost", c)
+        case .diskFull(let c): return describe("disk or database size limit full (free space, then retry)", c)
         case .poolTimeout(let waited, let size):
             return "no database connection became free within \(waited)s (pool size \(size)); "
                 + "raise the pool size or the checkout timeout, or shorten long transactions"
@@ -161,7 +168,8 @@ extension DatabaseError: Equatable {
         case (.syntax(let a), .syntax(let b)), (.undefinedTable(let a), .undefinedTable(let b)),
              (.undefinedColumn(let a), .undefinedColumn(let b)), (.busy(let a), .busy(let b)),
              (.readOnly(let a), .readOnly(let b)),
-             (.connectionLost(let a), .connectionLost(let b)), (.cancelled(let a), .cancelled(let b)),
+             (.connectionLost(let a), .connectionLost(let b)), (.diskFull(let a), .diskFull(let b)),
+             (.cancelled(let a), .cancelled(let b)),
              (.connectionFailed(let a), .connectionFailed(let b)), (.other(let a), .other(let b)):
             return a == b
         case (.typeConversion(let a), .typeConversion(let b)): return a == b

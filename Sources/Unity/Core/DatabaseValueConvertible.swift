@@ -313,10 +313,30 @@ extension DatabaseValueConvertible where Self: RawRepresentable, Self.RawValue: 
 public protocol DatabaseJSONConvertible: Codable, DatabaseValueConvertible {}
 
 extension DatabaseJSONConvertible {
-    /// A `.json` value holding the encoded document, or `.null` if encoding failed (which
-    /// only a throwing `encode(to:)` implementation can cause).
+    /// A `.json` value holding the encoded document.
+    ///
+    /// Encoding can fail (a `Double.infinity` or NaN inside, a throwing `encode(to:)`); this
+    /// property cannot throw, so it then returns a value that is never written: binding it
+    /// throws ``DatabaseError/misuse(_:)`` with the encoder's message (see
+    /// ``JSONCoding/encodingFailure(in:)``). Call ``encodedDatabaseValue()`` to get the
+    /// error at once.
     public var databaseValue: DatabaseValue {
-        guard let data = try? JSONCoding.encoder().encode(self) else { return .null }
+        do {
+            return try encodedDatabaseValue()
+        } catch {
+            return JSONCoding.failedEncoding(of: Self.self, error)
+        }
+    }
+
+    /// A `.json` value holding the encoded document; throws ``DatabaseError/misuse(_:)``
+    /// naming the type when it cannot be encoded as JSON.
+    public func encodedDatabaseValue() throws -> DatabaseValue {
+        let data: Data
+        do {
+            data = try JSONCoding.encoder().encode(self)
+        } catch {
+            throw DatabaseError.misuse("could not encode \(Self.self) as JSON, so nothing was written: \(error)")
+        }
         return .json(String(decoding: data, as: UTF8.self))
     }
     /// Decodes `.json` or `.text` as JSON; nil if it is not a document of this type.
@@ -346,6 +366,21 @@ public enum JSONCoding {
         }
         e.dataEncodingStrategy = .base64
         return e
+    }
+
+    /// What ``DatabaseJSONConvertible/databaseValue`` holds when encoding failed: a `.json`
+    /// value starting with a NUL character, which no JSON text can contain, followed by the
+    /// error. The renderer and the drivers refuse to bind it.
+    static func failedEncoding<T>(of type: T.Type, _ error: any Error) -> DatabaseValue {
+        .json("\u{0}could not encode \(T.self) as JSON, so nothing was written: \(error)")
+    }
+
+    /// The message of a value made by a failed JSON encoding, or nil for any other value.
+    /// Such a value must never be written: binding it throws ``DatabaseError/misuse(_:)``
+    /// with this message.
+    public static func encodingFailure(in value: DatabaseValue) -> String? {
+        guard case .json(let text) = value, text.utf8.first == 0 else { return nil }
+        return String(text.dropFirst())
     }
 
     /// A JSON decoder matching ``encoder()``.

@@ -113,7 +113,8 @@ public final class Connection {
         }
         for statement in statements {
             let rendered = try render(statement)
-            if rendered.sql != currentSQL {
+            // Byte comparison: canonically equivalent names (NFC/NFD) are different SQL.
+            if currentSQL.map({ !SQLTextKey.sameBytes($0, rendered.sql) }) ?? true {
                 try flush()
                 currentSQL = rendered.sql
             }

@@ -51,6 +51,28 @@ public struct Migration: Sendable {
         case closure(checksum: String, @Sendable (Connection) throws -> Void)
     }
 
+    /// How a migration treats foreign keys while it runs.
+    public enum ForeignKeys: Sendable, Hashable {
+        /// Every statement is checked as it runs (the default).
+        case enforced
+        /// Checked once, at the end of the migration, before it commits: what SQLite's
+        /// table rebuild (create the new table, copy, drop the old one, rename) needs when
+        /// another table references the one rebuilt.
+        ///
+        /// On SQLite the migrator turns enforcement off (`PRAGMA foreign_keys = OFF`, which
+        /// only works outside a transaction) around the migration's transaction, runs
+        /// `PRAGMA foreign_key_check` before the commit and turns enforcement back on. On
+        /// PostgreSQL it runs `SET CONSTRAINTS ALL DEFERRED` first and
+        /// `SET CONSTRAINTS ALL IMMEDIATE` before the commit (constraints declared
+        /// `DEFERRABLE` wait until then; others are checked per statement, as always).
+        /// Either way a violation left behind rolls the migration back with
+        /// ``MigrationError/foreignKeyViolation(name:table:detail:)`` naming the table.
+        ///
+        /// A `.sql` migration asks for it with a comment line at its top:
+        /// `-- unity: foreign_keys = deferred`.
+        case deferred
+    }
+
     /// The backend (dialect) names a per-backend migration may use.
     public static let knownBackends: [String] = [SQLDialect.sqlite.name, SQLDialect.postgres.name]
 
@@ -58,33 +80,61 @@ public struct Migration: Sendable {
     public let name: String
     /// What the migration runs.
     public let body: Body
+    /// Whether foreign keys are checked per statement or once before the commit. A SQL
+    /// script can also ask for ``ForeignKeys/deferred`` with a header comment (see
+    /// ``foreignKeys(for:)``).
+    public let foreignKeys: ForeignKeys
 
     /// Creates a migration with any body.
-    public init(_ name: String, body: Body) {
+    public init(_ name: String, body: Body, foreignKeys: ForeignKeys = .enforced) {
         self.name = name
         self.body = body
+        self.foreignKeys = foreignKeys
     }
 
     /// Creates a migration that runs a SQL script on every backend.
-    public init(_ name: String, sql: String) {
-        self.init(name, body: .sql(sql))
+    public init(_ name: String, sql: String, foreignKeys: ForeignKeys = .enforced) {
+        self.init(name, body: .sql(sql), foreignKeys: foreignKeys)
     }
 
     /// Creates a migration with a SQL script per backend (`["sqlite": …, "postgres": …]`) and
     /// an optional `shared` script for backends that have none of their own.
-    public init(_ name: String, sql variants: [String: String], shared: String? = nil) {
-        self.init(name, body: .perBackend(variants, shared: shared))
+    public init(_ name: String, sql variants: [String: String], shared: String? = nil, foreignKeys: ForeignKeys = .enforced) {
+        self.init(name, body: .perBackend(variants, shared: shared), foreignKeys: foreignKeys)
     }
 
     /// Creates a migration from statements built in Swift, rendered for each backend.
-    public init(_ name: String, statements: [SQLStatement]) {
-        self.init(name, body: .statements(statements))
+    public init(_ name: String, statements: [SQLStatement], foreignKeys: ForeignKeys = .enforced) {
+        self.init(name, body: .statements(statements), foreignKeys: foreignKeys)
     }
 
     /// Creates a migration that runs Swift code. `checksum` stands for what the code does:
     /// change it whenever you change the closure of a migration that has not shipped yet.
-    public init(_ name: String, checksum: String, _ body: @escaping @Sendable (Connection) throws -> Void) {
-        self.init(name, body: .closure(checksum: checksum, body))
+    public init(_ name: String, checksum: String, foreignKeys: ForeignKeys = .enforced,
+                _ body: @escaping @Sendable (Connection) throws -> Void) {
+        self.init(name, body: .closure(checksum: checksum, body), foreignKeys: foreignKeys)
+    }
+
+    /// How foreign keys are checked when this migration runs on `dialect`'s backend:
+    /// ``foreignKeys``, or ``ForeignKeys/deferred`` when the script for that backend has the
+    /// line `-- unity: foreign_keys = deferred` among the comment lines at its top.
+    public func foreignKeys(for dialect: SQLDialect) throws -> ForeignKeys {
+        if foreignKeys == .deferred { return .deferred }
+        if let script = try script(for: dialect), Migration.headerDefersForeignKeys(script) { return .deferred }
+        return .enforced
+    }
+
+    /// True when the comment lines at the top of `script` (before its first statement)
+    /// include `-- unity: foreign_keys = deferred` (spaces and case do not matter).
+    static func headerDefersForeignKeys(_ script: String) -> Bool {
+        for line in script.split(omittingEmptySubsequences: true, whereSeparator: \.isNewline) {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.isEmpty { continue }
+            guard trimmed.hasPrefix("--") else { return false }
+            let words = trimmed.dropFirst(2).lowercased().filter { !$0.isWhitespace }
+            if words == "unity:foreign_keys=deferred" { return true }
+        }
+        return false
     }
 
     /// The SQL script this migration runs on `dialect`'s backend, or nil for AST and closure

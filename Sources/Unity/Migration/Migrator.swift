@@ -79,6 +79,13 @@ public struct Migrator: Sendable {
     /// The migrations, in the order they are applied.
     public let migrations: [Migration]
 
+    /// How long, in seconds, a migration waits for another migrator (another process or
+    /// ``Database``) to finish before it gives up with ``MigrationError/notStarted(name:underlying:)``
+    /// (60 by default). On SQLite each attempt to take the write lock waits the driver's busy
+    /// timeout; the migrator tries again until this much time has passed. On PostgreSQL the
+    /// advisory lock waits as long as the server lets it (`lock_timeout`).
+    public var lockWaitTimeout: Double = 60
+
     /// Creates a migrator that applies `migrations` in the order given.
     public init(migrations: [Migration]) {
         self.migrations = migrations
@@ -153,10 +160,22 @@ public struct Migrator: Sendable {
             guard seen.insert(migration.name).inserted else {
                 throw MigrationError.duplicateName(migration.name)
             }
-            if let script = try migration.script(for: dialect),
-               let statement = SQLTextScanner.firstTransactionControl(in: script, dialect: dialect)
-            {
-                throw MigrationError.transactionControl(name: migration.name, statement: statement)
+            if let script = try migration.script(for: dialect) {
+                // Before anything else: the engines read SQL up to its first NUL, so the rest
+                // of such a script would be dropped in silence and the migration recorded.
+                if let offset = SQLText.offsetOfNUL(in: script) {
+                    throw MigrationError.nulCharacter(name: migration.name, byteOffset: offset)
+                }
+                if let statement = SQLTextScanner.firstTransactionControl(in: script, dialect: dialect) {
+                    throw MigrationError.transactionControl(name: migration.name, statement: statement)
+                }
+            }
+            if case .statements(let statements) = migration.body {
+                for statement in statements {
+                    if let offset = SQLText.offsetOfNUL(in: try dialect.renderUncached(statement).sql) {
+                        throw MigrationError.nulCharacter(name: migration.name, byteOffset: offset)
+                    }
+                }
             }
             plan.append(Step(migration: migration, checksum: try migration.checksum(for: dialect)))
         }
@@ -182,29 +201,128 @@ public struct Migrator: Sendable {
     /// migrator applied it first (found recorded once the lock was held).
     private func apply(_ step: Step, on conn: Connection) throws -> Bool {
         let name = step.migration.name
-        do {
-            return try conn.transaction(.immediate) { conn in
-                try lockMigrations(conn)
-                if let recorded = try recordedChecksum(of: name, conn) {
-                    guard recorded == step.checksum else {
-                        throw MigrationError.checksumMismatch(name: name, applied: recorded, current: step.checksum)
-                    }
-                    return false
-                }
-                try step.migration.run(on: conn)
-                try conn.execute(.insert(SQLInsert(into: Migrator.trackingTable, values: [
-                    "name": .text(name),
-                    "checksum": .text(step.checksum),
-                    "applied_at": .date(Date()),
-                ])))
-                return true
+        let deferForeignKeys = try step.migration.foreignKeys(for: conn.dialect) == .deferred
+        let isSQLite = conn.dialect.name == SQLDialect.sqlite.name
+        if deferForeignKeys && isSQLite {
+            // SQLite ignores `PRAGMA foreign_keys` inside a transaction.
+            guard !conn.isInTransaction else {
+                throw MigrationError.notStarted(name: name, underlying: .misuse(
+                    "migration \(name) runs with foreign keys deferred, which SQLite can only do outside a "
+                        + "transaction: call migrate outside read/write/transaction closures"))
             }
-        } catch let error as MigrationError {
-            throw error
-        } catch let error as DatabaseError {
-            throw MigrationError.failed(name: name, underlying: error)
+            do {
+                try conn.executeScript("PRAGMA foreign_keys = OFF")
+            } catch let error as DatabaseError {
+                throw MigrationError.notStarted(name: name, underlying: error)
+            }
+        }
+        let applied: Bool
+        do {
+            applied = try waitingForTheLock(name: name) { markStarted in
+                try conn.transaction(.immediate) { conn in
+                    try lockMigrations(conn)
+                    if let recorded = try recordedChecksum(of: name, conn) {
+                        guard recorded == step.checksum else {
+                            throw MigrationError.checksumMismatch(name: name, applied: recorded, current: step.checksum)
+                        }
+                        return false
+                    }
+                    markStarted()
+                    if deferForeignKeys {
+                        try runDeferringForeignKeys(step.migration, on: conn)
+                    } else {
+                        try step.migration.run(on: conn)
+                    }
+                    try conn.execute(.insert(SQLInsert(into: Migrator.trackingTable, values: [
+                        "name": .text(name),
+                        "checksum": .text(step.checksum),
+                        "applied_at": .date(Date()),
+                    ])))
+                    return true
+                }
+            }
         } catch {
-            throw MigrationError.closureFailed(name: name, underlying: error)
+            if deferForeignKeys && isSQLite { try? conn.executeScript("PRAGMA foreign_keys = ON") }
+            throw error
+        }
+        if deferForeignKeys && isSQLite {
+            // Committed: a failure here is the connection's, reported as it is.
+            try conn.executeScript("PRAGMA foreign_keys = ON")
+        }
+        return applied
+    }
+
+    /// Runs a migration whose foreign keys are checked once at its end (enforcement is
+    /// already off on SQLite): a violation left behind is
+    /// ``MigrationError/foreignKeyViolation(name:table:detail:)``, thrown before the commit.
+    private func runDeferringForeignKeys(_ migration: Migration, on conn: Connection) throws {
+        let name = migration.name
+        if conn.dialect.name == SQLDialect.sqlite.name {
+            try migration.run(on: conn)
+            var violations: [(table: String, parent: String)] = []
+            try conn.forEachRow(.raw(SQLFragment("PRAGMA foreign_key_check"))) { row in
+                let table = (try? row.decode(String.self, at: 0)) ?? "?"
+                let parent = (try? row.decode(String.self, at: 2)) ?? "?"
+                violations.append((table, parent))
+            }
+            if let first = violations.first {
+                let count = violations.filter { $0.table == first.table && $0.parent == first.parent }.count
+                throw MigrationError.foreignKeyViolation(
+                    name: name, table: first.table,
+                    detail: "\(count) row(s) of \"\(first.table)\" reference rows missing from \"\(first.parent)\""
+                        + (violations.count > count ? " (and \(violations.count - count) more violation(s) elsewhere)" : ""))
+            }
+            return
+        }
+        do {
+            try conn.executeScript("SET CONSTRAINTS ALL DEFERRED")
+            try migration.run(on: conn)
+            // Checks the deferred constraints now, while the transaction can still roll back.
+            try conn.executeScript("SET CONSTRAINTS ALL IMMEDIATE")
+        } catch DatabaseError.constraintViolation(.foreignKey, let context) {
+            throw MigrationError.foreignKeyViolation(
+                name: name, table: Migrator.referencingTable(in: context.message) ?? "?",
+                detail: context.message + (context.detail.map { " (\($0))" } ?? ""))
+        }
+    }
+
+    /// The referencing table PostgreSQL names in a foreign-key error: the last `on table "…"`
+    /// (`insert or update on table "child" violates …`, `update or delete on table "parent"
+    /// violates … on table "child"`).
+    static func referencingTable(in message: String) -> String? {
+        guard let range = message.range(of: "on table \"", options: .backwards) else { return nil }
+        let rest = message[range.upperBound...]
+        guard let end = rest.firstIndex(of: "\"") else { return nil }
+        return String(rest[..<end])
+    }
+
+    /// Runs `attempt` (a migration's transaction), trying again while it fails with
+    /// ``DatabaseError/busy(_:)`` before the migration started (another migrator holds the
+    /// lock), for up to ``lockWaitTimeout`` seconds. Maps errors to ``MigrationError``: one
+    /// before the start is ``MigrationError/notStarted(name:underlying:)`` (nothing ran),
+    /// one after it ``MigrationError/failed(name:underlying:)`` or
+    /// ``MigrationError/closureFailed(name:underlying:)`` (rolled back).
+    private func waitingForTheLock<T>(name: String, _ attempt: (_ markStarted: () -> Void) throws -> T) throws -> T {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: .milliseconds(Int64(max(0, min(lockWaitTimeout, 1e9)) * 1000)))
+        while true {
+            var started = false
+            do {
+                return try attempt { started = true }
+            } catch let error as MigrationError {
+                throw error
+            } catch let error as DatabaseError {
+                guard !started else { throw MigrationError.failed(name: name, underlying: error) }
+                if case .busy = error, clock.now < deadline {
+                    // SQLite's busy handler already waited its timeout; a short pause keeps a
+                    // zero timeout from spinning.
+                    Thread.sleep(forTimeInterval: 0.05)
+                    continue
+                }
+                throw MigrationError.notStarted(name: name, underlying: error)
+            } catch {
+                throw MigrationError.closureFailed(name: name, underlying: error)
+            }
         }
     }
 
@@ -216,11 +334,18 @@ public struct Migrator: Sendable {
             SQLColumnDefinition("checksum", .text, notNull: true),
             SQLColumnDefinition("applied_at", .date, notNull: true),
         ])
-        try conn.transaction(.immediate) { conn in
-            // Without the lock, two PostgreSQL sessions creating the table at once can both
-            // pass IF NOT EXISTS and one then fails on the catalog's unique index.
-            try lockMigrations(conn)
-            try conn.execute(.createTable(table))
+        do {
+            try waitingForTheLock(name: Migrator.trackingTable) { _ in
+                try conn.transaction(.immediate) { conn in
+                    // Without the lock, two PostgreSQL sessions creating the table at once can
+                    // both pass IF NOT EXISTS and one then fails on the catalog's unique index.
+                    try lockMigrations(conn)
+                    try conn.execute(.createTable(table))
+                }
+            }
+        } catch MigrationError.notStarted(_, let underlying) {
+            // Not a migration of the list: the documented DatabaseError.
+            throw underlying
         }
     }
 

@@ -51,9 +51,18 @@ struct BatchableInsert: Sendable, Hashable {
     /// nil for a plain INSERT; the conflict target of `ON CONFLICT (…) DO UPDATE` otherwise.
     var upsertKeys: [String]?
 
-    /// Whether two inserts can share one multi-row statement.
+    /// Whether two inserts can share one multi-row statement. Names are compared by their
+    /// exact bytes: `"é"` in NFC and in NFD are two tables to the database, though equal as
+    /// Swift strings.
     func hasSameShape(as other: BatchableInsert) -> Bool {
-        table == other.table && columns == other.columns && upsertKeys == other.upsertKeys
+        SQLTextKey.sameBytes(table, other.table)
+            && Self.sameBytes(columns, other.columns)
+            && Self.sameBytes(upsertKeys ?? [], other.upsertKeys ?? [])
+            && (upsertKeys == nil) == (other.upsertKeys == nil)
+    }
+
+    private static func sameBytes(_ a: [String], _ b: [String]) -> Bool {
+        a.count == b.count && zip(a, b).allSatisfy { SQLTextKey.sameBytes($0, $1) }
     }
 
     /// The values of the conflict target, used to keep two rows with the same key out of one

@@ -274,14 +274,18 @@ extension SQLExpression {
 
     /// Escapes `%`, `_` and the escape character itself so that `text` matches literally
     /// in a LIKE pattern using ``likeEscapeCharacter`` as ESCAPE.
+    ///
+    /// It walks Unicode scalars, as the databases do, not Swift's grapheme clusters: `"%"`
+    /// followed by a combining mark is one `Character` that is not equal to `"%"`, yet the
+    /// database still sees a `%` wildcard in it.
     public static func escapeLikePattern(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for ch in text {
-            if ch == "%" || ch == "_" || ch == likeEscapeCharacter { out.append(likeEscapeCharacter) }
-            out.append(ch)
+        var out = String.UnicodeScalarView()
+        let escape: Unicode.Scalar = "\\"
+        for scalar in text.unicodeScalars {
+            if scalar == "%" || scalar == "_" || scalar == escape { out.append(escape) }
+            out.append(scalar)
         }
-        return out
+        return String(out)
     }
 
     private static func likeLiterally(_ x: SQLExpression, _ before: String, _ text: String, _ after: String, _ ci: Bool) -> SQLExpression {

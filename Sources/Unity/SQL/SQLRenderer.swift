@@ -90,6 +90,9 @@ struct SQLRenderer {
     }
 
     private mutating func bind(_ value: DatabaseValue) throws {
+        if case .json = value, let failure = JSONCoding.encodingFailure(in: value) {
+            throw DatabaseError.misuse(failure)
+        }
         if inlineValues { return try inlineLiteral(value) }
         bindings.append(value)
         guard mode == .text else { return }
