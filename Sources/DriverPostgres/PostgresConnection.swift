@@ -155,9 +155,10 @@ final class PostgresConnection: DriverConnection {
         close()
     }
 
-    /// `"name"` with embedded quotes doubled.
+    /// `"name"` with embedded quotes doubled (per scalar, as the dialect does: a quote
+    /// followed by a combining mark is doubled too).
     static func quoteIdentifier(_ name: String) -> String {
-        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        SQLDialect.postgres.quoteIdentifier(name)
     }
 
     /// Calls `body` with a NULL-terminated array of C strings.

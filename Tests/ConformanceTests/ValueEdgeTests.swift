@@ -139,3 +139,49 @@ struct ValueEdgeTests {
         }
     }
 }
+
+/// Inline literals and identifiers: the same answer on both backends, safe whatever the
+/// PostgreSQL server's string settings.
+@Suite("Core: inline literals and long identifiers")
+struct LiteralAndIdentifierEdgeTests {
+    @Test("an inlined string default with backslashes and quotes is stored exactly, even with standard_conforming_strings off",
+          arguments: Backend.allCases)
+    func inlineStringLiterals(_ backend: Backend) throws {
+        try withTestDatabase(backend, connections: 1) { (db: Database) throws in
+            let hostile = #"a\'; DROP TABLE lit; --\\ '' \x41 é'"# + "\u{301}"
+            try db.withConnection { conn in
+                if backend == .postgres { _ = try conn.execute(sql: "SET standard_conforming_strings TO off") }
+                _ = try conn.execute(.createTable(SQLCreateTable("lit", columns: [
+                    SQLColumnDefinition("id", .int64, primaryKey: .plain),
+                    SQLColumnDefinition("note", .text, default: .value(hostile)),
+                    SQLColumnDefinition("data", .blob, default: .bind(.blob(Data([0x5C, 0x27, 0x00, 0xFF])))),
+                ])))
+                _ = try conn.execute(sql: "INSERT INTO lit (id) VALUES (1)")
+                if backend == .postgres { _ = try conn.execute(sql: "RESET standard_conforming_strings") }
+            }
+            let row = try #require(try db.read { try $0.fetchOne(sql: "SELECT note, data FROM lit") })
+            #expect(try row.decode(String.self, column: "note") == hostile)
+            #expect(try row.decode(Data.self, column: "data") == Data([0x5C, 0x27, 0x00, 0xFF]))
+        }
+    }
+
+    @Test("identifiers over 63 bytes are refused before anything runs, on both backends", arguments: Backend.allCases)
+    func longIdentifiers(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            let prefix = String(repeating: "n", count: 63)
+            for name in [prefix + "1", prefix + "2"] {
+                do {
+                    try db.write { _ = try $0.execute(.createTable(SQLCreateTable(name, columns: [SQLColumnDefinition("id", .int64)]))) }
+                    Issue.record("a \(name.utf8.count)-byte table name was accepted")
+                } catch let error as DatabaseError {
+                    guard case .misuse = error else {
+                        Issue.record("expected .misuse, got \(error)")
+                        continue
+                    }
+                }
+            }
+            try db.write { _ = try $0.execute(.createTable(SQLCreateTable(prefix, columns: [SQLColumnDefinition("id", .int64)]))) }
+            #expect(try db.read { try $0.fetchValue(Int.self, sql: "SELECT COUNT(*) FROM \"\(prefix)\"") } == 0)
+        }
+    }
+}
