@@ -200,6 +200,13 @@ struct DecimalExactnessTests {
         #expect(Decimal.fromDatabaseValue(.decimal(.nan)) == nil)
     }
 
+    @Test("a Float read refuses a finite double beyond its range instead of making it infinity")
+    func floatRange() {
+        #expect(Float.fromDatabaseValue(.double(1e300)) == nil)
+        #expect(Float.fromDatabaseValue(.double(.infinity)) == .infinity)
+        #expect(Float.fromDatabaseValue(.double(1.100000023841858)) == Float(1.1))
+    }
+
     @Test("a double converts through its shortest representation, or not at all")
     func doubles() {
         #expect(Decimal.fromDatabaseValue(.double(0.1)) == Decimal(string: "0.1"))

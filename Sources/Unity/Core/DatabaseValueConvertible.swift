@@ -144,10 +144,14 @@ extension Double: DatabaseValueConvertible {
 extension Float: DatabaseValueConvertible {
     /// A `.double`.
     @inlinable public var databaseValue: DatabaseValue { .double(Double(self)) }
-    /// Through `Double`.
+    /// Through `Double`, rounded to the nearest `Float`; nil for a finite value beyond
+    /// `Float`'s range (it would become infinity).
     @inlinable
     public static func fromDatabaseValue(_ value: DatabaseValue) -> Float? {
-        Double.fromDatabaseValue(value).map { Float($0) }
+        guard let d = Double.fromDatabaseValue(value) else { return nil }
+        let f = Float(d)
+        if f.isInfinite, d.isFinite { return nil }
+        return f
     }
     /// `.float`.
     public static var columnType: ColumnType { .float }
