@@ -86,8 +86,39 @@ final class PostgresConnection: DriverConnection {
     /// True while a cursor streams a result: nothing else may run on the connection.
     var cursorOpen = false
 
-    /// Connects and prepares the session: UTF-8 client encoding, NOTICEs dropped, and the
-    /// search path set when asked.
+    /// The session settings the driver's encoding and decoding rely on, set on every new
+    /// connection (so after every reconnect too), after whatever the server's configuration,
+    /// `ALTER DATABASE/ROLE … SET`, `PGTZ`, `PGDATESTYLE` or `PGOPTIONS` chose:
+    ///
+    /// - `TimeZone = 'UTC'`: a `Date` is bound as `timestamptz`; stored into a `timestamp`
+    ///   or `date` column it becomes the session's wall-clock time, which Unity reads back
+    ///   as UTC. Any other zone would move the value.
+    /// - `DateStyle = 'ISO, YMD'`, `IntervalStyle = 'postgres'`: the text form of dates
+    ///   Unity parses when a result is read in text format.
+    /// - `client_encoding = 'UTF8'`: strings are sent and read as UTF-8.
+    /// - `standard_conforming_strings = on`: a backslash in an inline literal is an ordinary
+    ///   character.
+    /// - `extra_float_digits = 3`: text-format floats carry every digit of the binary value.
+    static let sessionSettings: [(name: String, value: String)] = [
+        ("TimeZone", "UTC"),
+        ("DateStyle", "ISO, YMD"),
+        ("IntervalStyle", "postgres"),
+        ("client_encoding", "UTF8"),
+        ("standard_conforming_strings", "on"),
+        ("extra_float_digits", "3"),
+    ]
+
+    /// The one statement that pins ``sessionSettings`` (and the search path when asked).
+    static func sessionSetup(searchPath: String?) -> String {
+        var sql = sessionSettings.map { "SET \($0.name) TO '\($0.value)'" }.joined(separator: "; ")
+        if let searchPath {
+            sql += "; SET search_path TO " + quoteIdentifier(searchPath)
+        }
+        return sql
+    }
+
+    /// Connects and prepares the session: the settings of ``sessionSettings`` pinned with one
+    /// round trip, NOTICEs dropped, and the search path set when asked.
     init(connectionString: String, searchPath: String?) throws {
         // expand_dbname = 1: the "dbname" value may be a whole URL or key/value string; the
         // keywords after it override what it says.
@@ -108,16 +139,16 @@ final class PostgresConnection: DriverConnection {
         PQsetNoticeProcessor(conn, { _, _ in }, nil)
         self.handle = conn
         self.cancelHandle = PGCancelHandle(PQgetCancel(conn))
-        if let searchPath {
-            let sql = "SET search_path TO " + Self.quoteIdentifier(searchPath)
-            let result = PQexec(conn, sql)
-            defer { PQclear(result) }
-            if result.map({ PQresultStatus($0) }) != PGRES_COMMAND_OK {
-                let error = PGErrorMapping.error(result: result, connection: conn, sql: sql)
-                close()
-                throw DatabaseError.connectionFailed(
-                    error.context ?? DatabaseErrorContext(message: "could not set the search path", sql: sql))
-            }
+        // SET rather than startup `options`: connection poolers such as PgBouncer refuse
+        // unknown startup parameters, and a SET outranks every other source of a setting.
+        let sql = Self.sessionSetup(searchPath: searchPath)
+        let result = PQexec(conn, sql)
+        defer { PQclear(result) }
+        if result.map({ PQresultStatus($0) }) != PGRES_COMMAND_OK {
+            let error = PGErrorMapping.error(result: result, connection: conn, sql: sql)
+            close()
+            throw DatabaseError.connectionFailed(
+                error.context ?? DatabaseErrorContext(message: "could not set up the session", sql: sql))
         }
     }
 
@@ -125,9 +156,10 @@ final class PostgresConnection: DriverConnection {
         close()
     }
 
-    /// `"name"` with embedded quotes doubled.
+    /// `"name"` with embedded quotes doubled (per scalar, as the dialect does: a quote
+    /// followed by a combining mark is doubled too).
     static func quoteIdentifier(_ name: String) -> String {
-        "\"" + name.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        SQLDialect.postgres.quoteIdentifier(name)
     }
 
     /// Calls `body` with a NULL-terminated array of C strings.

@@ -170,6 +170,11 @@ struct PGParameterBuffer {
         case .json(let s):
             try appendText(s, position: position, what: "json")
         case .decimal(let d):
+            if d.isNaN {
+                throw DatabaseError.misuse(
+                    "parameter $\(position) is Decimal.nan, which Unity does not store (SQLite cannot); "
+                        + "use NULL or another value")
+            }
             try appendText(d.description, position: position, what: "decimal")
         case .blob(let data):
             guard data.count <= Int(Int32.max) else {
@@ -256,7 +261,6 @@ struct PGParameterBuffer {
 /// strings or Foundation formatters. Every length is checked: a malformed value throws
 /// ``DatabaseError/typeConversion(_:)``, never reads out of bounds.
 enum PGValueDecoder {
-    static let posixLocale = Locale(identifier: "en_US_POSIX")
 
     static func malformed(_ kind: PGColumnKind, column: String, _ detail: String) -> DatabaseError {
         .typeConversion(ConversionFailure(column: column, expectedType: "PostgreSQL \(kind.typeName)", actual: detail))
@@ -305,13 +309,14 @@ enum PGValueDecoder {
             return .blob(Data(bytes: p, count: length))
         case .timestamp:
             guard length == 8 else { throw malformed(kind, column: column(), "\(length) bytes") }
-            return .date(timestamp(micros2000: loadBE(p, as: Int64.self)))
+            let micros = loadBE(p, as: Int64.self)
+            guard let date = timestamp(micros2000: micros) else {
+                throw malformed(kind, column: column(), "\(micros) µs from 2000, beyond any date")
+            }
+            return .date(date)
         case .date:
             guard length == 4 else { throw malformed(kind, column: column(), "\(length) bytes") }
-            let days = loadBE(p, as: Int32.self)
-            if days == Int32.max { return .date(.distantFuture) }
-            if days == Int32.min { return .date(.distantPast) }
-            return .date(timestamp(micros2000: Int64(days) * 86_400_000_000))
+            return .date(date(days2000: loadBE(p, as: Int32.self)))
         case .uuid:
             guard length == 16 else { throw malformed(kind, column: column(), "\(length) bytes") }
             var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
@@ -323,12 +328,25 @@ enum PGValueDecoder {
     }
 
     /// A timestamp from microseconds since 2000-01-01; PostgreSQL's ±infinity become
-    /// `Date.distantFuture` / `Date.distantPast`.
+    /// `Date.distantFuture` / `Date.distantPast`. Nil (never a trap) for a count no
+    /// PostgreSQL timestamp has, whose distance from 2001 does not fit 64 bits.
     @inline(__always)
-    static func timestamp(micros2000: Int64) -> Date {
+    static func timestamp(micros2000: Int64) -> Date? {
         if micros2000 == Int64.max { return .distantFuture }
         if micros2000 == Int64.min { return .distantPast }
-        return DateText.date(microsecondsSinceReferenceDate: micros2000 &- DateText.postgresEpochToReferenceMicros)
+        let (micros, overflow) = micros2000.subtractingReportingOverflow(DateText.postgresEpochToReferenceMicros)
+        if overflow { return nil }
+        return DateText.date(microsecondsSinceReferenceDate: micros)
+    }
+
+    /// Midnight UTC of a PostgreSQL `date` (days since 2000-01-01); ±infinity become
+    /// `Date.distantFuture` / `Date.distantPast`. Every 32-bit day count is a `Date`
+    /// (PostgreSQL's range reaches 5874897 AD), computed without integer overflow.
+    @inline(__always)
+    static func date(days2000: Int32) -> Date {
+        if days2000 == Int32.max { return .distantFuture }
+        if days2000 == Int32.min { return .distantPast }
+        return DateText.date(daysSinceReferenceDate: Int64(days2000) - 366)
     }
 
     /// Binary numeric: int16 ndigits, int16 weight, uint16 sign, uint16 dscale, then ndigits
@@ -387,9 +405,10 @@ enum PGValueDecoder {
             }
         }
         let string = String(decoding: text, as: UTF8.self)
-        guard let decimal = Decimal(string: string, locale: posixLocale) else {
-            throw malformed(.numeric, column: column, string)
-        }
+        // More significant digits (or a wider exponent) than `Decimal` holds: the exact
+        // digits as text, so reading the column as `Decimal` fails naming it while the rest
+        // of the row (and this column as `String`) still reads.
+        guard let decimal = DecimalText.exactDecimal(string) else { return .text(string) }
         return .decimal(decimal)
     }
 
@@ -402,7 +421,12 @@ enum PGValueDecoder {
         case .int2, .int4, .int8, .oid:
             guard let v = Int64(text) else { throw malformed(kind, column: column(), text) }
             return .integer(v)
-        case .float4, .float8:
+        case .float4:
+            // Read as the stored single-precision value, widened: the same `Double` the
+            // binary path gives whatever digits `extra_float_digits` printed.
+            guard let v = Float(text) else { throw malformed(kind, column: column(), text) }
+            return .double(Double(v))
+        case .float8:
             guard let v = Double(text) else { throw malformed(kind, column: column(), text) }
             return .double(v)
         case .numeric:
@@ -411,8 +435,10 @@ enum PGValueDecoder {
             case "Infinity": return .double(.infinity)
             case "-Infinity": return .double(-.infinity)
             default:
-                guard let d = Decimal(string: text, locale: posixLocale) else { throw malformed(kind, column: column(), text) }
-                return .decimal(d)
+                if let d = DecimalText.exactDecimal(text) { return .decimal(d) }
+                // Beyond `Decimal`'s 38 digits: the exact digits, as the binary path.
+                guard DecimalText.isNumeral(text) else { throw malformed(kind, column: column(), text) }
+                return .text(text)
             }
         case .bool:
             switch text {
@@ -436,8 +462,8 @@ enum PGValueDecoder {
             case "infinity": return .date(.distantFuture)
             case "-infinity": return .date(.distantPast)
             default:
-                // PostgreSQL prints offsets as `+HH`, which DateText reads; it has no reader
-                // for `BC` years or offsets with seconds, which come out as an error.
+                // ISO output (the session pins DateStyle=ISO): years of 4+ digits, ` BC`,
+                // offsets `±HH[:MM[:SS]]`; the same `Date` as the binary path.
                 guard let d = DateText.parse(text) else { throw malformed(kind, column: column(), text) }
                 return .date(d)
             }

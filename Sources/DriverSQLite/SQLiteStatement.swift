@@ -102,12 +102,22 @@ final class SQLiteStatement {
             case .bool(let b):
                 rc = sqlite3_bind_int64(handle, index, b ? 1 : 0)
             case .date(let date):
+                // Dates are text `YYYY-MM-DD …`: years 0001–9999 read back equal; others are
+                // refused rather than written in a form that cannot be read back.
+                guard DateText.isInTextRange(date) else {
+                    throw DatabaseError.misuse(
+                        "binding \(index) is the date \(date.timeIntervalSinceReferenceDate)s from 2001, outside the years 0000–9999 "
+                            + "that SQLite's date text holds: \(sql)")
+                }
                 rc = Self.bindText(DateText.format(date), handle: handle, index: index)
             case .uuid(let uuid):
                 rc = withUnsafeBytes(of: uuid.uuid) { raw in
                     sqlite3_bind_blob64(handle, index, raw.baseAddress, UInt64(raw.count), sqliteTransient)
                 }
             case .decimal(let decimal):
+                guard !decimal.isNaN else {
+                    throw DatabaseError.misuse("binding \(index) is Decimal.nan, which Unity does not store (as Double.nan): \(sql)")
+                }
                 rc = Self.bindText(decimal.description, handle: handle, index: index)
             }
             if rc != SQLITE_OK {

@@ -49,7 +49,7 @@ import Testing
     @Test func inlinedBinaryDefaults() throws {
         let t = SQLCreateTable("b", columns: [SQLColumnDefinition("data", .blob, default: .bind(.blob(Data([0x0A, 0xFF]))))])
         #expect(try sqlText(.createTable(t), .sqlite) == #"CREATE TABLE "b" ("data" BLOB DEFAULT x'0aff')"#)
-        #expect(try sqlText(.createTable(t), .postgres) == #"CREATE TABLE "b" ("data" BYTEA DEFAULT '\x0aff')"#)
+        #expect(try sqlText(.createTable(t), .postgres) == #"CREATE TABLE "b" ("data" BYTEA DEFAULT E'\\x0aff')"#)
     }
 
     @Test func severalColumnPrimaryKeysAreMisuse() {

@@ -147,3 +147,76 @@ struct DateTextCanonicalTests {
         #expect(DateText.parse("2024-01-01T10:00:00.000000") != nil)
     }
 }
+
+@Suite("Date text: PostgreSQL's ISO output at the edges")
+struct DateTextEdgeTests {
+    @Test("offsets ±HH, ±HH:MM, ±HH:MM:SS, ±HHMM and ±HHMMSS")
+    func offsets() throws {
+        let utc = try #require(DateText.parse("1962-02-18 00:00:00"))
+        for text in ["1962-02-17 23:15:30-00:44:30", "1962-02-17 23:15:30-004430", "1962-02-18 05:45:00+05:45",
+                     "1962-02-18 05:45:00+0545", "1962-02-18 03:00:00+03", "1962-02-18 00:00:00Z", "1962-02-18T00:00:00+00:00"] {
+            #expect(DateText.parse(text) == utc, "\(text)")
+        }
+        #expect(DateText.parse("1962-02-18 00:00:00+05:4") == nil)
+        #expect(DateText.parse("1962-02-18 00:00:00+99") == nil)
+    }
+
+    @Test("BC eras and years of 5 to 9 digits; out of range is nil, never a trap")
+    func eras() throws {
+        #expect(DateText.parse("0044-03-15 BC") == Date(timeIntervalSinceReferenceDate: -746_483 * 86_400))
+        #expect(DateText.parse("0044-03-15 12:30:00+00 BC") == Date(timeIntervalSinceReferenceDate: -746_483 * 86_400 + 45_000))
+        #expect(DateText.parse("10000-01-01") == Date(timeIntervalSinceReferenceDate: 2_921_574 * 86_400))
+        #expect(DateText.parse("5874897-12-31") == Date(timeIntervalSinceReferenceDate: 2_145_031_582 * 86_400))
+        #expect(DateText.parse("999999999-12-31 23:59:59.999999+00") != nil)
+        #expect(DateText.parse("1000000000-01-01") == nil)
+        #expect(DateText.parse("0000-01-01 BC") == nil)
+        #expect(DateText.parse("-0044-03-15 BC") == nil)
+    }
+
+    @Test("SQLite's text range is years 0000 through 9999")
+    func textRange() {
+        #expect(DateText.isInTextRange(Date.distantPast))
+        #expect(DateText.isInTextRange(Date.distantFuture))
+        #expect(DateText.isInTextRange(Date(timeIntervalSinceReferenceDate: 252_423_993_599.5)))
+        #expect(!DateText.isInTextRange(Date(timeIntervalSinceReferenceDate: 252_423_993_600)))
+        #expect(!DateText.isInTextRange(Date(timeIntervalSinceReferenceDate: -63_145_526_400.5)))
+        #expect(!DateText.isInTextRange(Date(timeIntervalSinceReferenceDate: .infinity)))
+    }
+}
+
+@Suite("Decimal: exact or refused")
+struct DecimalExactnessTests {
+    @Test("text with more than 38 significant digits is refused, 38 are exact")
+    func digits() throws {
+        #expect(Decimal.fromDatabaseValue(.text("1234567890123456789012345678901234567890.5")) == nil)
+        #expect(Decimal.fromDatabaseValue(.text(String(repeating: "9", count: 39))) == nil)
+        let d38 = "12345678901234567890.123456789012345678"
+        #expect(Decimal.fromDatabaseValue(.text(d38))?.description == d38)
+        #expect(Decimal.fromDatabaseValue(.text("-0.000100")) == Decimal(string: "-0.0001"))
+        #expect(Decimal.fromDatabaseValue(.text("1e127")) == Decimal(sign: .plus, exponent: 127, significand: 1))
+        #expect(Decimal.fromDatabaseValue(.text("1e170")) == nil)
+        #expect(Decimal.fromDatabaseValue(.text("12abc")) == nil)
+        #expect(Decimal.fromDatabaseValue(.text("")) == nil)
+        #expect(Decimal.fromDatabaseValue(.decimal(.nan)) == nil)
+    }
+
+    @Test("a Float read refuses a finite double beyond its range instead of making it infinity")
+    func floatRange() {
+        #expect(Float.fromDatabaseValue(.double(1e300)) == nil)
+        #expect(Float.fromDatabaseValue(.double(.infinity)) == .infinity)
+        #expect(Float.fromDatabaseValue(.double(1.100000023841858)) == Float(1.1))
+    }
+
+    @Test("a double converts through its shortest representation, or not at all")
+    func doubles() {
+        #expect(Decimal.fromDatabaseValue(.double(0.1)) == Decimal(string: "0.1"))
+        #expect(Decimal.fromDatabaseValue(.double(0.30000000000000004)) == Decimal(string: "0.30000000000000004"))
+        #expect(Decimal.fromDatabaseValue(.double(-2.5e-7)) == Decimal(string: "-0.00000025"))
+        #expect(Decimal.fromDatabaseValue(.double(1e300)) == nil)
+        #expect(Decimal.fromDatabaseValue(.double(1e-300)) == nil)
+        #expect(Decimal.fromDatabaseValue(.double(.nan)) == nil)
+        #expect(Decimal.fromDatabaseValue(.double(.infinity)) == nil)
+        #expect(Decimal.fromDatabaseValue(.double(1e20)) == Decimal(string: "100000000000000000000"))
+        #expect(Decimal.fromDatabaseValue(.double(0)) == 0)
+    }
+}

@@ -144,10 +144,14 @@ extension Double: DatabaseValueConvertible {
 extension Float: DatabaseValueConvertible {
     /// A `.double`.
     @inlinable public var databaseValue: DatabaseValue { .double(Double(self)) }
-    /// Through `Double`.
+    /// Through `Double`, rounded to the nearest `Float`; nil for a finite value beyond
+    /// `Float`'s range (it would become infinity).
     @inlinable
     public static func fromDatabaseValue(_ value: DatabaseValue) -> Float? {
-        Double.fromDatabaseValue(value).map { Float($0) }
+        guard let d = Double.fromDatabaseValue(value) else { return nil }
+        let f = Float(d)
+        if f.isInfinite, d.isFinite { return nil }
+        return f
     }
     /// `.float`.
     public static var columnType: ColumnType { .float }
@@ -256,22 +260,120 @@ extension UUID: DatabaseValueConvertible {
 }
 
 extension Decimal: DatabaseValueConvertible {
-    /// A `.decimal`.
+    /// A `.decimal`. (`Decimal.nan` is refused when bound, as `Double.nan` is.)
     @inlinable public var databaseValue: DatabaseValue { .decimal(self) }
-    /// From `.decimal`, `.text` (SQLite's storage), `.integer`; a `.double` only when the
-    /// column was declared as a float.
+    /// From `.decimal`, `.integer`, `.text` holding a plain decimal numeral (SQLite's storage,
+    /// and PostgreSQL's for a NUMERIC beyond `Decimal`'s digits) and `.double`.
+    ///
+    /// Nothing is rounded: text with more than 38 significant digits (or an exponent beyond
+    /// `Decimal`'s ±127) is nil, which a row read turns into a ``DatabaseError/typeConversion(_:)``
+    /// naming the column. A double converts through its shortest decimal representation
+    /// (`0.1` is 0.1), and is nil when that does not fit (`1e300`, `1e-300`) or is not finite.
     @inlinable
     public static func fromDatabaseValue(_ value: DatabaseValue) -> Decimal? {
         switch value {
-        case .decimal(let d): return d
-        case .text(let s): return Decimal(string: s, locale: Locale(identifier: "en_US_POSIX"))
+        case .decimal(let d): return d.isNaN ? nil : d
+        case .text(let s): return DecimalText.exactDecimal(s)
         case .integer(let i): return Decimal(i)
-        case .double(let d): return d.isFinite ? Decimal(d) : nil
+        case .double(let d): return DecimalText.shortestDecimal(d)
         default: return nil
         }
     }
     /// `.decimal`.
     public static var columnType: ColumnType { .decimal }
+}
+
+/// Exact conversions between decimal text and `Decimal`, which holds at most 38 significant
+/// digits with an exponent from −128 to 127. Nothing here rounds: what does not fit is nil.
+public enum DecimalText {
+    /// The `Decimal` a decimal numeral (`-12.50`, `1e-5`, `+3`) stands for, or nil when it is
+    /// not a numeral or needs more than `Decimal` holds (more than 38 significant digits, or an
+    /// exponent out of range). Leading and trailing zeros are not significant.
+    public static func exactDecimal(_ text: String) -> Decimal? {
+        var text = text
+        return text.withUTF8 { exactDecimal(utf8: $0) }
+    }
+
+    /// True when `text` is a plain decimal numeral: optional sign, digits, optional fraction
+    /// and exponent.
+    public static func isNumeral(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { scan($0) != nil }
+    }
+
+    /// The shortest decimal that reads back as `value` (Swift's own `description` digits),
+    /// as a `Decimal`; nil for NaN, infinities and values whose exponent `Decimal` cannot
+    /// hold (e.g. `1e300`, `1e-300`).
+    public static func shortestDecimal(_ value: Double) -> Decimal? {
+        guard value.isFinite else { return nil }
+        if value == 0 { return Decimal(0) }
+        return exactDecimal(value.description)
+    }
+
+    /// A numeral's pieces: its sign, its significant digits (no leading or trailing zeros)
+    /// and the power of ten of the last of them.
+    private static func scan(_ s: UnsafeBufferPointer<UInt8>) -> (negative: Bool, digits: [UInt8], exponent: Int)? {
+        var i = 0
+        let n = s.count
+        var negative = false
+        if i < n, s[i] == UInt8(ascii: "-") || s[i] == UInt8(ascii: "+") {
+            negative = s[i] == UInt8(ascii: "-")
+            i += 1
+        }
+        var all = [UInt8]()
+        var pointIndex: Int?
+        while i < n {
+            let c = s[i]
+            if c >= 48, c <= 57 {
+                all.append(c - 48)
+            } else if c == UInt8(ascii: "."), pointIndex == nil {
+                pointIndex = all.count
+            } else {
+                break
+            }
+            i += 1
+        }
+        let sawDigit = !all.isEmpty
+        guard sawDigit else { return nil }
+        var exponent = 0
+        if i < n, s[i] == UInt8(ascii: "e") || s[i] == UInt8(ascii: "E") {
+            i += 1
+            var expNegative = false
+            if i < n, s[i] == UInt8(ascii: "-") || s[i] == UInt8(ascii: "+") {
+                expNegative = s[i] == UInt8(ascii: "-")
+                i += 1
+            }
+            var any = false
+            while i < n, s[i] >= 48, s[i] <= 57 {
+                any = true
+                // Saturate: an exponent this large is out of range anyway.
+                if exponent < 100_000 { exponent = exponent * 10 + Int(s[i] - 48) }
+                i += 1
+            }
+            guard any else { return nil }
+            if expNegative { exponent = -exponent }
+        }
+        guard i == n else { return nil }
+        guard let first = all.firstIndex(where: { $0 != 0 }), let last = all.lastIndex(where: { $0 != 0 }) else {
+            return (negative, [], 0)
+        }
+        // Digit k is worth 10^(point - 1 - k + exponent).
+        let point = pointIndex ?? all.count
+        return (negative, Array(all[first...last]), point - 1 - last + exponent)
+    }
+
+    private static func exactDecimal(utf8 s: UnsafeBufferPointer<UInt8>) -> Decimal? {
+        guard let (negative, digits, lastPower) = scan(s) else { return nil }
+        if digits.isEmpty { return Decimal(0) }
+        guard digits.count <= 38 else { return nil }
+        let power = lastPower
+        guard power >= -128, power <= 127 else { return nil }
+        // 38 decimal digits always fit Decimal's 128-bit mantissa.
+        var mantissa = Decimal(0)
+        for d in digits { mantissa = mantissa * 10 + Decimal(Int(d)) }
+        let result = Decimal(sign: negative ? .minus : .plus, exponent: power, significand: mantissa)
+        return result.isNaN ? nil : result
+    }
 }
 
 // MARK: - Optional, RawRepresentable, JSON

@@ -23,9 +23,34 @@ public enum DateText {
     }
 
     /// The date that lies `micros` microseconds after the reference date.
+    ///
+    /// Within ±2^53 µs (about ±285 years) this is the double nearest to the exact value;
+    /// beyond, the whole seconds are kept exact (a `Date` that far out cannot hold
+    /// microseconds anyway), so a midnight equals ``date(daysSinceReferenceDate:)``'s.
     @inlinable
     public static func date(microsecondsSinceReferenceDate micros: Int64) -> Date {
-        Date(timeIntervalSinceReferenceDate: Double(micros) / 1_000_000)
+        if micros > -9_007_199_254_740_992, micros < 9_007_199_254_740_992 {
+            return Date(timeIntervalSinceReferenceDate: Double(micros) / 1_000_000)
+        }
+        let seconds = micros / 1_000_000
+        let rest = micros % 1_000_000
+        return Date(timeIntervalSinceReferenceDate: Double(seconds) + Double(rest) / 1_000_000)
+    }
+
+    /// Midnight (UTC) of the day `days` days after 2001-01-01. Exact for every 32-bit day
+    /// count (PostgreSQL's whole `date` range), with no integer arithmetic that could overflow.
+    @inlinable
+    public static func date(daysSinceReferenceDate days: Int64) -> Date {
+        Date(timeIntervalSinceReferenceDate: Double(days) * 86_400)
+    }
+
+    /// True when ``format(_:)`` writes the date as four-digit-year text that ``parse(_:)``
+    /// reads back equal and that sorts as the dates do: years 0000 through 9999
+    /// (0000-01-01 00:00:00 up to 10000-01-01 exclusive, microseconds rounded), which
+    /// includes `Date.distantPast` (0000-12-30) and `Date.distantFuture` (4001-01-01).
+    public static func isInTextRange(_ date: Date) -> Bool {
+        guard let micros = microsecondsSinceReferenceDate(date) else { return false }
+        return micros >= -63_145_526_400_000_000 && micros < 252_423_993_600_000_000
     }
 
     /// Formats a date as UTC `YYYY-MM-DD HH:MM:SS.ffffff`.
@@ -61,9 +86,10 @@ public enum DateText {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// Parses `YYYY-MM-DD`, optionally followed by ` HH:MM[:SS[.f…]]` (or `T` as the
-    /// separator) and a `Z` or `±HH[:MM]` offset. Text without an offset is UTC.
-    /// Returns nil for anything else.
+    /// Parses `YYYY-MM-DD` (years of 4 to 9 digits, a leading `-` or a trailing ` BC`),
+    /// optionally followed by ` HH:MM[:SS[.f…]]` (or `T` as the separator) and a `Z` or
+    /// `±HH[:MM[:SS]]` / `±HHMM[SS]` offset. Text without an offset is UTC.
+    /// Returns nil for anything else, and never traps.
     public static func parse(_ text: String) -> Date? {
         var text = text
         return text.withUTF8 { parse(utf8: $0) }
@@ -100,9 +126,20 @@ public enum DateText {
         return date(microsecondsSinceReferenceDate: unixSeconds * 1_000_000 + micro - unixToReferenceMicros)
     }
 
+    /// Reads what PostgreSQL's ISO output and other writers print: a year of 4 to 9 digits
+    /// (optionally negative, for astronomical years), `-MM-DD`, an optional time with any
+    /// number of fraction digits (microseconds kept, the rest dropped), an optional `Z` or
+    /// offset `±HH`, `±HH:MM`, `±HH:MM:SS`, `±HHMM` or `±HHMMSS`, and an optional ` BC` era
+    /// (year N BC is astronomical year 1 − N). Arithmetic is checked: nil, never a trap.
     static func parseGeneral(_ s: UnsafeBufferPointer<UInt8>) -> Date? {
         var i = 0
-        let n = s.count
+        var n = s.count
+        // PostgreSQL puts the era last: `0044-03-15 BC`, `0044-03-15 12:00:00+00 BC`.
+        var beforeChrist = false
+        if n >= 3, s[n - 3] == UInt8(ascii: " "), s[n - 2] == UInt8(ascii: "B"), s[n - 1] == UInt8(ascii: "C") {
+            beforeChrist = true
+            n -= 3
+        }
         func digits(_ count: Int) -> Int64? {
             guard i + count <= n else { return nil }
             var v: Int64 = 0
@@ -114,6 +151,7 @@ public enum DateText {
             i += count
             return v
         }
+        func isDigit(_ k: Int) -> Bool { k < n && s[k] >= 48 && s[k] <= 57 }
         func expect(_ c: UInt8) -> Bool {
             guard i < n, s[i] == c else { return false }
             i += 1
@@ -121,12 +159,18 @@ public enum DateText {
         }
         var negativeYear = false
         if i < n, s[i] == UInt8(ascii: "-") { negativeYear = true; i += 1 }
-        guard var year = digits(4), expect(UInt8(ascii: "-")),
+        var yearDigits = 0
+        while isDigit(i + yearDigits) { yearDigits += 1 }
+        guard (4...9).contains(yearDigits), var year = digits(yearDigits), expect(UInt8(ascii: "-")),
               let month = digits(2), expect(UInt8(ascii: "-")),
               let day = digits(2),
               (1...12).contains(month), (1...31).contains(day)
         else { return nil }
         if negativeYear { year = -year }
+        if beforeChrist {
+            guard !negativeYear, year >= 1 else { return nil }
+            year = 1 - year
+        }
         var hour: Int64 = 0, minute: Int64 = 0, second: Int64 = 0, micro: Int64 = 0
         var offsetSeconds: Int64 = 0
         if i < n, s[i] == UInt8(ascii: " ") || s[i] == UInt8(ascii: "T") {
@@ -157,21 +201,39 @@ public enum DateText {
             } else if c == UInt8(ascii: "+") || c == UInt8(ascii: "-") {
                 i += 1
                 guard let oh = digits(2) else { return nil }
-                var om: Int64 = 0
+                var om: Int64 = 0, os: Int64 = 0
                 if expect(UInt8(ascii: ":")) {
                     guard let m = digits(2) else { return nil }
                     om = m
-                } else if let m = digits(2) {
+                    if expect(UInt8(ascii: ":")) {
+                        guard let sec = digits(2) else { return nil }
+                        os = sec
+                    }
+                } else if isDigit(i) {
+                    guard let m = digits(2) else { return nil }
                     om = m
+                    if isDigit(i) {
+                        guard let sec = digits(2) else { return nil }
+                        os = sec
+                    }
                 }
-                offsetSeconds = (oh * 3600 + om * 60) * (c == UInt8(ascii: "+") ? 1 : -1)
+                guard oh <= 15, om < 60, os < 60 else { return nil }
+                offsetSeconds = (oh * 3600 + om * 60 + os) * (c == UInt8(ascii: "+") ? 1 : -1)
             }
         }
         guard i == n else { return nil }
+        // A 9-digit year is at most ~3.7e11 days, ~3.2e16 seconds: seconds never overflow.
         let days = days(fromCivil: year, month, day)
         let unixSeconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
-        let unixMicros = unixSeconds * 1_000_000 + micro
-        return date(microsecondsSinceReferenceDate: unixMicros - unixToReferenceMicros)
+        let refSeconds = unixSeconds - unixToReferenceMicros / 1_000_000
+        let (scaled, overflow) = refSeconds.multipliedReportingOverflow(by: 1_000_000)
+        if !overflow {
+            let (refMicros, overflow2) = scaled.addingReportingOverflow(micro)
+            if !overflow2 { return date(microsecondsSinceReferenceDate: refMicros) }
+        }
+        // Beyond 64-bit microseconds (about ±292,000 years): whole seconds, as a `Date` that
+        // far out holds nothing finer.
+        return Date(timeIntervalSinceReferenceDate: Double(refSeconds) + Double(micro) / 1_000_000)
     }
 
     private static func appendDigits(_ out: inout [UInt8], _ value: Int64, width: Int) {

@@ -41,6 +41,11 @@ public struct SQLDialect: Sendable, Hashable {
     /// The suffix appended to a date inlined in DDL (`+00` on PostgreSQL makes the UTC
     /// text unambiguous; SQLite stores the text as is).
     public let inlineDateSuffix: String
+    /// How inline string literals are spelled.
+    public let stringLiteralStyle: SQLStringLiteralStyle
+    /// The longest identifier, in UTF-8 bytes, the dialect renders; a longer one is refused
+    /// with ``DatabaseError/misuse(_:)`` rather than silently truncated by the server.
+    public let maxIdentifierBytes: Int
     /// The column type names.
     public let typeNames: SQLTypeNames
     /// BEGIN statements for each ``TransactionKind``.
@@ -56,8 +61,11 @@ public struct SQLDialect: Sendable, Hashable {
         supportsUpsert: Bool, upsertSelectNeedsWhere: Bool, caseInsensitiveLike: SQLCaseInsensitiveLikeStyle,
         supportsIsDistinctFrom: Bool, offsetRequiresLimit: Bool, autoIncrementPrimaryKey: String,
         primaryKeyNeedsExplicitNotNull: Bool, binaryLiteralStyle: SQLBinaryLiteralStyle, inlineDateSuffix: String,
-        typeNames: SQLTypeNames, beginStatements: SQLBeginStatements, cacheCapacity: Int = 1_000
+        typeNames: SQLTypeNames, beginStatements: SQLBeginStatements, cacheCapacity: Int = 1_000,
+        stringLiteralStyle: SQLStringLiteralStyle = .standard, maxIdentifierBytes: Int = 63
     ) {
+        self.stringLiteralStyle = stringLiteralStyle
+        self.maxIdentifierBytes = maxIdentifierBytes
         self.name = name
         self.placeholderStyle = placeholderStyle
         self.allowsBacktickAndBracketIdentifiers = allowsBacktickAndBracketIdentifiers
@@ -104,7 +112,8 @@ public struct SQLDialect: Sendable, Hashable {
             int64: "BIGINT", int32: "INTEGER", int16: "SMALLINT", double: "DOUBLE PRECISION", float: "DOUBLE PRECISION",
             bool: "BOOLEAN", text: "TEXT", varchar: "VARCHAR", blob: "BYTEA", date: "TIMESTAMPTZ", uuid: "UUID",
             decimal: "NUMERIC", json: "JSONB"),
-        beginStatements: SQLBeginStatements(deferred: "BEGIN", immediate: "BEGIN", readOnly: "BEGIN READ ONLY"))
+        beginStatements: SQLBeginStatements(deferred: "BEGIN", immediate: "BEGIN", readOnly: "BEGIN READ ONLY"),
+        stringLiteralStyle: .escapeStringWhenBackslash)
 
     /// The dialect's name for an abstract column type.
     public func typeName(_ type: ColumnType) -> String {
@@ -226,6 +235,15 @@ public enum SQLCaseInsensitiveLikeStyle: Sendable, Hashable {
     case ilike
     /// `lower(x) LIKE lower(p)` (SQLite, whose LIKE Unity makes case-sensitive).
     case lowerBothSides
+}
+
+/// How a dialect spells an inline string literal.
+public enum SQLStringLiteralStyle: Sendable, Hashable {
+    /// `'…'` with `'` doubled; a backslash is an ordinary character (SQLite, SQL standard).
+    case standard
+    /// PostgreSQL: `'…'` when the text has no backslash, else `E'…'` with `'` and `\`
+    /// doubled, which reads the same whatever `standard_conforming_strings` says.
+    case escapeStringWhenBackslash
 }
 
 /// How binary values are inlined in DDL.

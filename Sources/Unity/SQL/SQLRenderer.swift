@@ -74,6 +74,11 @@ struct SQLRenderer {
         case .text:
             if name.isEmpty { throw DatabaseError.misuse("an SQL identifier (table, column, alias or index name) is empty; give it a name") }
             if name.utf8.contains(0) { throw DatabaseError.misuse("the SQL identifier \(dialect.quoteIdentifier(name)) contains a NUL character, which no database accepts") }
+            if name.utf8.count > dialect.maxIdentifierBytes {
+                throw DatabaseError.misuse(
+                    "the SQL identifier \(dialect.quoteIdentifier(name)) is \(name.utf8.count) bytes long; Unity refuses identifiers over "
+                        + "\(dialect.maxIdentifierBytes) bytes on every backend, because PostgreSQL would silently truncate it and two long names could collide")
+            }
             sql.append(dialect.quoteIdentifier(name))
         case .shape:
             hashBytes(name)
@@ -724,7 +729,7 @@ struct SQLRenderer {
         case .double(let d):
             guard d.isFinite else { throw DatabaseError.misuse("the non-finite number \(d) cannot be written as an SQL literal; bind it as a value instead") }
             writeText(String(d))
-        case .string(let s): writeText(Self.quoteString(s))
+        case .string(let s): writeText(quoteString(s))
         }
     }
 
@@ -735,24 +740,43 @@ struct SQLRenderer {
         case .integer(let i): writeText(String(i))
         case .double(let d): try literal(.double(d))
         case .bool(let b): try literal(.bool(b))
-        case .text(let s), .json(let s): writeText(Self.quoteString(s))
-        case .decimal(let d): writeText(Self.quoteString(d.description))
-        case .date(let d): writeText(Self.quoteString(DateText.format(d) + dialect.inlineDateSuffix))
+        case .text(let s), .json(let s): writeText(quoteString(s))
+        case .decimal(let d): writeText(quoteString(d.description))
+        case .date(let d): writeText(quoteString(DateText.format(d) + dialect.inlineDateSuffix))
         case .uuid(let u):
             switch dialect.binaryLiteralStyle {
             case .sqliteHex: writeText(Self.hexLiteral(withUnsafeBytes(of: u.uuid) { Data($0) }))
-            case .postgresEscape: writeText(Self.quoteString(u.uuidString.lowercased()))
+            case .postgresEscape: writeText(quoteString(u.uuidString.lowercased()))
             }
         case .blob(let data):
             switch dialect.binaryLiteralStyle {
             case .sqliteHex: writeText(Self.hexLiteral(data))
-            case .postgresEscape: writeText("'\\x" + Self.hex(data) + "'")
+            case .postgresEscape: writeText(quoteString("\\x" + Self.hex(data)))
             }
         }
     }
 
-    static func quoteString(_ s: String) -> String {
-        "'" + s.replacingOccurrences(of: "'", with: "''") + "'"
+    /// An inline string literal in the dialect's style; see ``SQLStringLiteralStyle``.
+    private func quoteString(_ s: String) -> String {
+        Self.quoteString(s, style: dialect.stringLiteralStyle)
+    }
+
+    /// `'…'` with quotes doubled, or (PostgreSQL, when the text holds a backslash) `E'…'`
+    /// with quotes and backslashes doubled: safe whatever `standard_conforming_strings` says.
+    /// Works on UTF-8 bytes, not `Character`s, so a quote followed by a combining mark is
+    /// still doubled (Foundation's `replacingOccurrences` would skip it).
+    static func quoteString(_ s: String, style: SQLStringLiteralStyle) -> String {
+        let escapeBackslashes = style == .escapeStringWhenBackslash && s.utf8.contains(UInt8(ascii: "\\"))
+        var out = [UInt8]()
+        out.reserveCapacity(s.utf8.count + 3)
+        if escapeBackslashes { out.append(UInt8(ascii: "E")) }
+        out.append(UInt8(ascii: "'"))
+        for byte in s.utf8 {
+            out.append(byte)
+            if byte == UInt8(ascii: "'") || (escapeBackslashes && byte == UInt8(ascii: "\\")) { out.append(byte) }
+        }
+        out.append(UInt8(ascii: "'"))
+        return String(decoding: out, as: UTF8.self)
     }
 
     private static func hex(_ data: Data) -> String {
