@@ -107,6 +107,10 @@ public final class Database: Sendable {
 
     /// Runs `body` in a read-only transaction on a reader connection: it sees one consistent
     /// snapshot, commits when it returns and rolls back when it throws.
+    ///
+    /// The snapshot is taken at the closure's first statement on both backends (SQLite's
+    /// deferred transaction, PostgreSQL's `REPEATABLE READ READ ONLY`): a commit made before
+    /// that statement is seen, none made after it.
     @discardableResult
     public func read<T>(_ body: (Connection) throws -> T) throws -> T {
         try withConnection(role: .reader) { conn in
