@@ -33,12 +33,15 @@ final class ConnectionSubpool: @unchecked Sendable {
                 throw DatabaseError.misuse("the database is closed; open a new Database to keep working")
             }
             if let connection = idle.popLast() {
-                if connection.isUsable {
-                    condition.unlock()
+                condition.unlock()
+                // The check runs outside the lock: it is a poll of the socket (no round trip)
+                // unless the server sent something to the idle connection.
+                if connection.isAliveAfterIdling() {
                     return connection
                 }
-                open -= 1
                 connection.close()
+                condition.lock()
+                open -= 1
                 continue
             }
             if open < capacity {
@@ -66,7 +69,8 @@ final class ConnectionSubpool: @unchecked Sendable {
 
     /// Returns a connection. Anything left open is rolled back; broken connections are dropped.
     func checkin(_ connection: any DriverConnection) {
-        var keep = connection.isUsable
+        let lost = !connection.isUsable
+        var keep = !lost
         if keep && connection.transactionStatus != .idle {
             do {
                 try connection.execute(try dialect.render(.rollback).sql, bindings: [], onRow: nil)
@@ -76,14 +80,24 @@ final class ConnectionSubpool: @unchecked Sendable {
             if connection.transactionStatus != .idle { keep = false }
         }
         condition.lock()
+        // A lost connection says the server may have dropped the others too (a restart, a
+        // failover, a network cut that no socket has noticed yet): the idle connections,
+        // all opened before the loss, are closed rather than lent to fail one caller each.
+        var dropped: [any DriverConnection] = []
+        if lost {
+            dropped = idle
+            idle.removeAll()
+            open -= dropped.count
+        }
         if keep && !closed {
             idle.append(connection)
         } else {
             open -= 1
-            connection.close()
+            dropped.append(connection)
         }
-        condition.signal()
+        if dropped.count > 1 { condition.broadcast() } else { condition.signal() }
         condition.unlock()
+        for c in dropped { c.close() }
     }
 
     /// Closes idle connections now and the others as they come back.
