@@ -82,6 +82,11 @@ public protocol DriverConnection: AnyObject {
     /// connection; the default is ``isUsable``.
     func isAliveAfterIdling() -> Bool
 
+    /// True when the connection can run other statements while a cursor streams on it
+    /// (SQLite: each statement is its own cursor); false when a cursor holds it (PostgreSQL).
+    /// The default is false.
+    var runsStatementsBesideCursors: Bool { get }
+
     /// A closure that interrupts whatever this connection is running, callable from any
     /// thread (`sqlite3_interrupt`, `PQcancel`). The running statement then fails with
     /// ``DatabaseError/cancelled(_:)``.
@@ -94,6 +99,9 @@ public protocol DriverConnection: AnyObject {
 extension DriverConnection {
     /// ``isUsable``: an engine with no server cannot lose its connection while idle.
     public func isAliveAfterIdling() -> Bool { isUsable }
+
+    /// False: a cursor holds the connection.
+    public var runsStatementsBesideCursors: Bool { false }
 }
 
 /// A forward-only stream of rows from one statement.
