@@ -187,6 +187,36 @@ final class PostgresConnection: DriverConnection {
         return PQstatus(handle) == CONNECTION_OK
     }
 
+    /// Whether the server is still there, at no round trip when nothing happened: an idle
+    /// connection's socket has nothing to read, so one `poll` with a zero timeout says so.
+    /// A server that terminated the backend (a restart, `pg_terminate_backend`) has sent a
+    /// FATAL message and closed the socket: reading that input marks the connection bad. Any
+    /// other input on an idle connection (a notification) is unusual enough to be settled
+    /// with one empty query.
+    func isAliveAfterIdling() -> Bool {
+        guard let handle, PQstatus(handle) == CONNECTION_OK, !cursorOpen else { return false }
+        let socket = PQsocket(handle)
+        guard socket >= 0 else { return false }
+        var readInput = false
+        for _ in 0..<4 {
+            var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, 0)
+            if ready == 0 { break }
+            if ready < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            readInput = true
+            // Reads what arrived; at end of file libpq marks the connection bad.
+            if PQconsumeInput(handle) == 0 || PQstatus(handle) != CONNECTION_OK { return false }
+        }
+        guard readInput else { return true }
+        let result = PQexec(handle, "")
+        defer { PQclear(result) }
+        return PQstatus(handle) == CONNECTION_OK && result.map({ PQresultStatus($0) }) == PGRES_EMPTY_QUERY
+            && PQtransactionStatus(handle) == PQTRANS_IDLE
+    }
+
     func makeInterrupter() -> @Sendable () -> Void {
         let cancelHandle = self.cancelHandle
         return { cancelHandle.cancelRunningStatement() }

@@ -136,6 +136,9 @@ final class SQLiteConnection: DriverConnection {
 
     var isUsable: Bool { db != nil }
 
+    /// True: a statement run while a cursor is open gets a statement of its own.
+    var runsStatementsBesideCursors: Bool { true }
+
     func makeInterrupter() -> @Sendable () -> Void {
         let handle = interruptHandle
         return { handle.interrupt() }

@@ -78,7 +78,7 @@ import Testing
         #expect(try SQLDialect.sqlite.render(.begin(.immediate)).sql == "BEGIN IMMEDIATE TRANSACTION")
         #expect(try SQLDialect.sqlite.render(.begin(.deferred)).sql == "BEGIN DEFERRED TRANSACTION")
         #expect(try SQLDialect.postgres.render(.begin(.immediate)).sql == "BEGIN")
-        #expect(try SQLDialect.postgres.render(.begin(.readOnly)).sql == "BEGIN READ ONLY")
+        #expect(try SQLDialect.postgres.render(.begin(.readOnly)).sql == "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         #expect(try SQLDialect.postgres.render(.commit).sql == "COMMIT")
         #expect(try SQLDialect.sqlite.render(.rollback).sql == "ROLLBACK")
         #expect(try SQLDialect.sqlite.render(.savepoint("s1")).sql == #"SAVEPOINT "s1""#)

@@ -90,13 +90,21 @@ public enum DatabaseError: Error, Sendable {
     case misuse(String)
     /// Any other engine error, with the engine's message and code.
     case other(DatabaseErrorContext)
+    /// The transaction this statement or commit belongs to can no longer commit: a statement
+    /// in it failed (and the error was caught inside the closure), or it was ended inside its
+    /// closure (a raw `COMMIT`/`ROLLBACK`, SQLite's `ON CONFLICT ROLLBACK`). The same on both
+    /// backends: nothing more runs in it, and its `write`/`transaction` throws this error
+    /// instead of reporting a commit, the transaction rolled back. A nested `transaction { }`
+    /// (a savepoint) whose statement failed is rolled back to its savepoint, and the enclosing
+    /// transaction stays usable. The message says which statement ended or aborted it.
+    case transactionAborted(DatabaseErrorContext)
 
     /// The engine context of this error, if it came from an engine.
     public var context: DatabaseErrorContext? {
         switch self {
         case .constraintViolation(_, let c), .syntax(let c), .undefinedTable(let c), .undefinedColumn(let c),
              .busy(let c), .readOnly(let c), .connectionLost(let c), .diskFull(let c), .cancelled(let c),
-             .connectionFailed(let c), .other(let c):
+             .connectionFailed(let c), .other(let c), .transactionAborted(let c):
             return c
         case .typeConversion, .poolTimeout, .misuse:
             return nil
@@ -122,6 +130,7 @@ public enum DatabaseError: Error, Sendable {
         case .cancelled(let c): return .cancelled(attach(c))
         case .connectionFailed(let c): return .connectionFailed(attach(c))
         case .other(let c): return .other(attach(c))
+        case .transactionAborted(let c): return .transactionAborted(attach(c))
         case .typeConversion, .poolTimeout, .misuse: return self
         }
     }
@@ -156,6 +165,7 @@ extension DatabaseError: CustomStringConvertible {
         case .connectionFailed(let c): return describe("could not connect", c)
         case .misuse(let m): return m
         case .other(let c): return describe("database error", c)
+        case .transactionAborted(let c): return describe("transaction aborted", c)
         }
     }
 }
@@ -170,7 +180,8 @@ extension DatabaseError: Equatable {
              (.readOnly(let a), .readOnly(let b)),
              (.connectionLost(let a), .connectionLost(let b)), (.diskFull(let a), .diskFull(let b)),
              (.cancelled(let a), .cancelled(let b)),
-             (.connectionFailed(let a), .connectionFailed(let b)), (.other(let a), .other(let b)):
+             (.connectionFailed(let a), .connectionFailed(let b)), (.other(let a), .other(let b)),
+             (.transactionAborted(let a), .transactionAborted(let b)):
             return a == b
         case (.typeConversion(let a), .typeConversion(let b)): return a == b
         case (.poolTimeout(let a, let b), .poolTimeout(let c, let d)): return a == c && b == d

@@ -76,6 +76,17 @@ public protocol DriverConnection: AnyObject {
     /// replaced. Cheap: it reads local state and does not talk to the server.
     var isUsable: Bool { get }
 
+    /// Checked by the pool before it lends an idle connection again: false when the
+    /// connection is known to be dead (for example the server closed it while it sat idle,
+    /// after a restart or `pg_terminate_backend`). Must cost no round trip on a healthy
+    /// connection; the default is ``isUsable``.
+    func isAliveAfterIdling() -> Bool
+
+    /// True when the connection can run other statements while a cursor streams on it
+    /// (SQLite: each statement is its own cursor); false when a cursor holds it (PostgreSQL).
+    /// The default is false.
+    var runsStatementsBesideCursors: Bool { get }
+
     /// A closure that interrupts whatever this connection is running, callable from any
     /// thread (`sqlite3_interrupt`, `PQcancel`). The running statement then fails with
     /// ``DatabaseError/cancelled(_:)``.
@@ -83,6 +94,14 @@ public protocol DriverConnection: AnyObject {
 
     /// Closes the connection. Further use throws.
     func close()
+}
+
+extension DriverConnection {
+    /// ``isUsable``: an engine with no server cannot lose its connection while idle.
+    public func isAliveAfterIdling() -> Bool { isUsable }
+
+    /// False: a cursor holds the connection.
+    public var runsStatementsBesideCursors: Bool { false }
 }
 
 /// A forward-only stream of rows from one statement.

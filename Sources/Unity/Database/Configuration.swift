@@ -10,7 +10,9 @@ public struct DatabaseConfiguration: Sendable {
     /// Where statements are logged when ``echo`` is on, and where pool events go at `.debug`.
     public var logger: Logger
     /// How many threads run the blocking work of the `async` API. Nil means one per
-    /// connection the pool can hold.
+    /// connection the pool can hold. SQLite's reads have threads of their own beside the
+    /// writer's (a number given here applies to each), so async reads never queue behind
+    /// async writes waiting for the one writer.
     public var asyncThreads: Int?
 
     /// Creates a configuration.

@@ -14,6 +14,16 @@ public final class Connection {
     /// The role this connection was checked out for.
     public let role: ConnectionRole
     private var savepointDepth = 0
+    /// How many `transaction` scopes this connection has open (the transaction itself and
+    /// its savepoints). Zero outside any: then statements run with no transaction checks.
+    private var scopeDepth = 0
+    /// Set when a statement failed inside an open scope: the transaction cannot commit (on
+    /// PostgreSQL the server has aborted it; SQLite is made to agree). Cleared by a rollback
+    /// to the innermost savepoint.
+    private var abortReason: String?
+    /// Set when the transaction ended under an open scope (a raw COMMIT/ROLLBACK, SQLite's
+    /// ON CONFLICT ROLLBACK): nothing more may run until the outermost scope ends.
+    private var endReason: String?
     private var openCursors: [Weak] = []
     /// The async caller's cancellation, if any: checked before each statement so that a
     /// task cancelled between two statements does not start the next one.
@@ -62,15 +72,91 @@ public final class Connection {
     /// Runs already-rendered SQL and returns the number of rows it changed.
     @discardableResult
     public func execute(_ rendered: RenderedSQL) throws -> Int {
-        try checkCancelled(rendered.sql)
-        return try run(rendered)
+        try perform(rendered.sql) { try run(rendered) }
     }
 
-    /// Logs and runs rendered SQL without the cancellation check.
+    /// Logs and runs rendered SQL without the cancellation and transaction checks.
     @inline(__always)
     private func run(_ rendered: RenderedSQL) throws -> Int {
         log(rendered.sql, rendered.bindings)
         return try driverConnection.execute(rendered.sql, bindings: rendered.bindings, onRow: nil)
+    }
+
+    /// Runs one statement's driver call: refuses it after a cancel or in a transaction that
+    /// can no longer commit, and afterwards notes a failure or a transaction ended under an
+    /// open scope. Outside any scope of this connection it adds nothing but the cancel check.
+    @inline(__always)
+    private func perform<R>(_ sql: String, _ body: () throws -> R) throws -> R {
+        try checkCancelled(sql)
+        guard scopeDepth > 0 else { return try body() }
+        try checkTransactionUsable(sql)
+        let result: R
+        do {
+            result = try body()
+        } catch {
+            noteFailure(error, sql: sql)
+            throw error
+        }
+        if driverConnection.transactionStatus == .idle {
+            endReason = "the statement \(Self.abbreviate(sql)) ended the transaction inside its closure"
+        }
+        return result
+    }
+
+    /// Throws ``DatabaseError/transactionAborted(_:)`` when the open transaction cannot take
+    /// another statement.
+    private func checkTransactionUsable(_ sql: String) throws {
+        if endReason == nil && abortReason == nil {
+            // Cheap local reads: catches what a cursor's statement did after it was opened.
+            switch driverConnection.transactionStatus {
+            case .active: return
+            case .idle: endReason = "the transaction was ended inside its closure"
+            case .failed: abortReason = "a statement failed in the transaction"
+            }
+        }
+        if let endReason {
+            throw DatabaseError.transactionAborted(DatabaseErrorContext(
+                message: endReason + "; later statements are refused, and the transaction will not report a commit",
+                sql: sql))
+        }
+        if let abortReason {
+            throw DatabaseError.transactionAborted(DatabaseErrorContext(
+                message: abortReason + "; the transaction is aborted and runs nothing more (wrap the statement that may fail "
+                    + "in a nested transaction { } to undo only it)",
+                sql: sql))
+        }
+    }
+
+    /// Records what a failed statement did to the open transaction. On PostgreSQL any
+    /// failure the server saw aborts the transaction; SQLite keeps it open, but Unity treats
+    /// it the same so that a caught error means the same on both backends. A failure that
+    /// never reached the engine (a value refused before binding, a row that did not decode,
+    /// an error thrown by the caller's row closure) leaves the transaction as it was.
+    private func noteFailure(_ error: Error, sql: String) {
+        switch driverConnection.transactionStatus {
+        case .idle:
+            endReason = "the statement \(Self.abbreviate(sql)) failed and the engine rolled the whole transaction back"
+            return
+        case .failed:
+            abortReason = "the statement \(Self.abbreviate(sql)) failed (\(error))"
+            return
+        case .active:
+            break
+        }
+        guard let error = error as? DatabaseError else { return }
+        switch error {
+        case .misuse, .typeConversion:
+            return
+        default:
+            abortReason = "the statement \(Self.abbreviate(sql)) failed (\(error))"
+        }
+    }
+
+    /// `sql`, cut to a length that fits in a message.
+    private static func abbreviate(_ sql: String) -> String {
+        let limit = 200
+        guard sql.count > limit else { return "\"" + sql + "\"" }
+        return "\"" + sql.prefix(limit) + "…\""
     }
 
     /// Runs one raw SQL statement whose `?` placeholders take `bindings`; the dialect
@@ -82,9 +168,10 @@ public final class Connection {
 
     /// Runs a script of several raw statements with no bindings, as written (migrations).
     public func executeScript(_ sql: String) throws {
-        try checkCancelled(sql)
-        log(sql, [])
-        try driverConnection.executeScript(sql)
+        try perform(sql) {
+            log(sql, [])
+            try driverConnection.executeScript(sql)
+        }
     }
 
     /// Runs many statements as fast as the backend allows: consecutive statements that render
@@ -102,12 +189,12 @@ public final class Connection {
         var sets: [[DatabaseValue]] = []
         func flush() throws {
             guard let sql = currentSQL, !sets.isEmpty else { return }
-            try checkCancelled(sql)
-            log(sql, sets.count == 1 ? sets[0] : [])
-            if sets.count == 1 {
-                total += try driverConnection.execute(sql, bindings: sets[0], onRow: nil)
-            } else {
-                total += try driverConnection.executeBatch(sql, bindingSets: sets)
+            total += try perform(sql) {
+                log(sql, sets.count == 1 ? sets[0] : [])
+                if sets.count == 1 {
+                    return try driverConnection.execute(sql, bindings: sets[0], onRow: nil)
+                }
+                return try driverConnection.executeBatch(sql, bindingSets: sets)
             }
             sets.removeAll(keepingCapacity: true)
         }
@@ -131,9 +218,10 @@ public final class Connection {
         if driverConnection.transactionStatus == .idle {
             return try transaction(.immediate) { try $0.executeBatch(rendered, bindingSets: bindingSets) }
         }
-        try checkCancelled(rendered)
-        log(rendered, [])
-        return try driverConnection.executeBatch(rendered, bindingSets: bindingSets)
+        return try perform(rendered) {
+            log(rendered, [])
+            return try driverConnection.executeBatch(rendered, bindingSets: bindingSets)
+        }
     }
 
     // MARK: Fetching
@@ -148,11 +236,12 @@ public final class Connection {
 
     /// Calls `body` for each row of already-rendered SQL.
     public func forEachRow(_ rendered: RenderedSQL, _ body: (Row) throws -> Void) throws {
-        try checkCancelled(rendered.sql)
-        log(rendered.sql, rendered.bindings)
-        // The driver calls `onRow` only during `execute`; the closure never outlives the call.
-        try withoutActuallyEscaping(body) { onRow in
-            _ = try driverConnection.execute(rendered.sql, bindings: rendered.bindings, onRow: onRow)
+        try perform(rendered.sql) {
+            log(rendered.sql, rendered.bindings)
+            // The driver calls `onRow` only during `execute`; the closure never outlives the call.
+            try withoutActuallyEscaping(body) { onRow in
+                _ = try driverConnection.execute(rendered.sql, bindings: rendered.bindings, onRow: onRow)
+            }
         }
     }
 
@@ -200,9 +289,10 @@ public final class Connection {
     /// connection returns.
     public func cursor(_ statement: SQLStatement) throws -> RowCursor {
         let rendered = try render(statement)
-        try checkCancelled(rendered.sql)
-        log(rendered.sql, rendered.bindings)
-        let cursor = RowCursor(try driverConnection.openCursor(rendered.sql, bindings: rendered.bindings))
+        let cursor = try perform(rendered.sql) {
+            log(rendered.sql, rendered.bindings)
+            return RowCursor(try driverConnection.openCursor(rendered.sql, bindings: rendered.bindings))
+        }
         openCursors.removeAll { $0.cursor == nil }
         openCursors.append(Weak(cursor))
         return cursor
@@ -221,10 +311,28 @@ public final class Connection {
     /// Runs `body` in a transaction: commits when it returns, rolls back when it throws.
     /// Called inside another transaction it becomes a savepoint, so an inner failure undoes
     /// only the inner work.
+    ///
+    /// A statement that fails inside the transaction aborts it on both backends, even when
+    /// `body` catches the error: later statements and the commit throw
+    /// ``DatabaseError/transactionAborted(_:)`` and nothing is committed (PostgreSQL aborts
+    /// the transaction itself; SQLite is made to agree). Inside a savepoint the failure
+    /// aborts only the savepoint: it is rolled back, this call throws, and the enclosing
+    /// transaction goes on. A transaction ended inside `body` (a raw `COMMIT` or `ROLLBACK`,
+    /// SQLite's `ON CONFLICT ROLLBACK`) is noticed after the statement that ended it: later
+    /// statements and this call throw ``DatabaseError/transactionAborted(_:)``; a commit that
+    /// did not happen is never reported.
     @discardableResult
     public func transaction<T>(_ kind: TransactionKind = .immediate, _ body: (Connection) throws -> T) throws -> T {
-        if driverConnection.transactionStatus == .idle {
+        if driverConnection.transactionStatus == .idle && scopeDepth == 0 {
             try execute(.begin(kind))
+            scopeDepth = 1
+            abortReason = nil
+            endReason = nil
+            defer {
+                scopeDepth = 0
+                abortReason = nil
+                endReason = nil
+            }
             let result: T
             do {
                 result = try body(self)
@@ -232,6 +340,7 @@ public final class Connection {
                 rollbackQuietly()
                 throw error
             }
+            try refuseCommitIfUnusable()
             do {
                 try execute(.commit)
             } catch {
@@ -240,21 +349,57 @@ public final class Connection {
             }
             return result
         }
+        // A savepoint: the enclosing transaction must still be usable to open one.
+        if scopeDepth > 0 { try checkTransactionUsable("SAVEPOINT") }
         savepointDepth += 1
         let name = "unity_sp_\(savepointDepth)"
         defer { savepointDepth -= 1 }
         try execute(.savepoint(name))
+        scopeDepth += 1
+        defer { scopeDepth -= 1 }
         let result: T
         do {
             result = try body(self)
         } catch {
             // Undo the inner work and drop the savepoint; the outer transaction lives on.
-            _ = try? executeUnchecked(.rollbackToSavepoint(name))
-            _ = try? executeUnchecked(.releaseSavepoint(name))
+            rollbackToSavepoint(name)
+            throw error
+        }
+        do {
+            try checkTransactionUsable("RELEASE SAVEPOINT")
+        } catch {
+            rollbackToSavepoint(name)
             throw error
         }
         try execute(.releaseSavepoint(name))
         return result
+    }
+
+    /// Rolls back to and releases savepoint `name`, which clears a failure inside it. After
+    /// the transaction ended under the scope there is no savepoint left to roll back to.
+    private func rollbackToSavepoint(_ name: String) {
+        guard endReason == nil, driverConnection.transactionStatus != .idle else { return }
+        do {
+            _ = try executeUnchecked(.rollbackToSavepoint(name))
+            abortReason = nil
+            _ = try? executeUnchecked(.releaseSavepoint(name))
+        } catch {
+            // The savepoint could not be restored: the whole transaction stays aborted.
+            if abortReason == nil { abortReason = "rolling back to savepoint \(name) failed (\(error))" }
+        }
+    }
+
+    /// Before COMMIT: throws (after rolling back) when the transaction was aborted or ended
+    /// under the closure, or the engine reports it failed, so that a COMMIT answered with a
+    /// rollback (PostgreSQL's reply in an aborted transaction) is never reported as a commit.
+    private func refuseCommitIfUnusable() throws {
+        do {
+            try checkTransactionUsable("COMMIT")
+            return
+        } catch {
+            rollbackQuietly()
+            throw error
+        }
     }
 
     private func rollbackQuietly() {

@@ -12,36 +12,64 @@ final class ConnectionSubpool: @unchecked Sendable {
     private var open = 0
     private var closed = false
     let capacity: Int
+    /// How many connections beyond ``capacity`` nested checkouts may open (see
+    /// ``checkout(timeout:nested:cancellation:)``); 0 for SQLite's single writer.
+    let overflow: Int
     let role: ConnectionRole
     private let driver: any DatabaseDriver
     private let dialect: SQLDialect
 
-    init(driver: any DatabaseDriver, role: ConnectionRole, capacity: Int) {
+    init(driver: any DatabaseDriver, role: ConnectionRole, capacity: Int, overflow: Int = 0) {
         self.driver = driver
         self.role = role
         self.capacity = max(1, capacity)
+        self.overflow = max(0, overflow)
         self.dialect = driver.dialect
     }
 
     /// Takes an idle connection, opens a new one if there is room, or waits.
-    func checkout(timeout: Double) throws -> any DriverConnection {
+    ///
+    /// A `nested` checkout comes from a caller that already holds a connection of this
+    /// database (a write inside a read, a read beside an open cursor). If it waited like the
+    /// others, as many such callers as the pool has connections would each wait for a
+    /// connection another of them holds, until the timeout; so when the pool is full it may
+    /// open one of ``overflow`` extra connections, closed again when it comes back.
+    ///
+    /// A `cancellation` that fires while the caller waits wakes it with
+    /// ``DatabaseError/cancelled(_:)``.
+    func checkout(timeout: Double, nested: Bool = false, cancellation: CancellationControl? = nil) throws -> any DriverConnection {
         let deadline = Date(timeIntervalSinceNow: timeout)
+        if let cancellation {
+            cancellation.setWaker { [condition] in
+                condition.lock()
+                condition.broadcast()
+                condition.unlock()
+            }
+        }
+        defer { cancellation?.setWaker(nil) }
         condition.lock()
         while true {
             if closed {
                 condition.unlock()
                 throw DatabaseError.misuse("the database is closed; open a new Database to keep working")
             }
+            if let cancellation, cancellation.isCancelled {
+                condition.unlock()
+                throw DatabaseError.cancelled(DatabaseErrorContext(message: "the task was cancelled while it waited for a connection"))
+            }
             if let connection = idle.popLast() {
-                if connection.isUsable {
-                    condition.unlock()
+                condition.unlock()
+                // The check runs outside the lock: it is a poll of the socket (no round trip)
+                // unless the server sent something to the idle connection.
+                if connection.isAliveAfterIdling() {
                     return connection
                 }
-                open -= 1
                 connection.close()
+                condition.lock()
+                open -= 1
                 continue
             }
-            if open < capacity {
+            if open < capacity || (nested && open < capacity + overflow) {
                 open += 1
                 condition.unlock()
                 do {
@@ -56,7 +84,8 @@ final class ConnectionSubpool: @unchecked Sendable {
             }
             if !condition.wait(until: deadline) {
                 // Re-check once: a connection may have come back right at the deadline.
-                if idle.isEmpty && open >= capacity && !closed {
+                if idle.isEmpty && open >= capacity && !closed && !(nested && open < capacity + overflow)
+                    && !(cancellation?.isCancelled ?? false) {
                     condition.unlock()
                     throw DatabaseError.poolTimeout(waitedSeconds: timeout, poolSize: capacity)
                 }
@@ -66,7 +95,8 @@ final class ConnectionSubpool: @unchecked Sendable {
 
     /// Returns a connection. Anything left open is rolled back; broken connections are dropped.
     func checkin(_ connection: any DriverConnection) {
-        var keep = connection.isUsable
+        let lost = !connection.isUsable
+        var keep = !lost
         if keep && connection.transactionStatus != .idle {
             do {
                 try connection.execute(try dialect.render(.rollback).sql, bindings: [], onRow: nil)
@@ -76,14 +106,25 @@ final class ConnectionSubpool: @unchecked Sendable {
             if connection.transactionStatus != .idle { keep = false }
         }
         condition.lock()
-        if keep && !closed {
+        // A lost connection says the server may have dropped the others too (a restart, a
+        // failover, a network cut that no socket has noticed yet): the idle connections,
+        // all opened before the loss, are closed rather than lent to fail one caller each.
+        var dropped: [any DriverConnection] = []
+        if lost {
+            dropped = idle
+            idle.removeAll()
+            open -= dropped.count
+        }
+        // An overflow connection (opened by a nested checkout beyond capacity) is closed.
+        if keep && !closed && open <= capacity {
             idle.append(connection)
         } else {
             open -= 1
-            connection.close()
+            dropped.append(connection)
         }
-        condition.signal()
+        if dropped.count > 1 { condition.broadcast() } else { condition.signal() }
         condition.unlock()
+        for c in dropped { c.close() }
     }
 
     /// Closes idle connections now and the others as they come back.

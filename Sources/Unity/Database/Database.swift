@@ -22,25 +22,32 @@ public final class Database: Sendable {
     public let configuration: DatabaseConfiguration
     let writers: ConnectionSubpool
     let readers: ConnectionSubpool?
-    let executor: BlockingExecutor
+    /// Runs the async API's work for writer connections (all work on PostgreSQL).
+    let writerExecutor: BlockingExecutor
+    /// Runs the async API's reads when readers are a pool of their own (SQLite), so that an
+    /// async read never queues behind async writes waiting for the one writer.
+    let readerExecutor: BlockingExecutor?
 
     /// Opens a database through `driver`. The first connection is opened at once, so a bad
     /// path or URL fails here with ``DatabaseError/connectionFailed(_:)``.
     public init(driver: some DatabaseDriver, configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
         self.dialect = driver.dialect
         self.configuration = configuration
-        let totalConnections: Int
+        // Nested checkouts (a write inside a read, a read beside a cursor) may open up to one
+        // pool's worth of extra connections rather than deadlock; SQLite's single writer
+        // never has a second (a nested write there waits for it, which cannot deadlock:
+        // the writer's holder never waits for a reader, whose pool has the overflow).
         switch driver.poolShape {
         case .singleWriter(let readerCount):
             writers = ConnectionSubpool(driver: driver, role: .writer, capacity: 1)
-            readers = readerCount > 0 ? ConnectionSubpool(driver: driver, role: .reader, capacity: readerCount) : nil
-            totalConnections = 1 + max(0, readerCount)
+            readers = readerCount > 0
+                ? ConnectionSubpool(driver: driver, role: .reader, capacity: readerCount, overflow: readerCount) : nil
         case .uniform(let count):
-            writers = ConnectionSubpool(driver: driver, role: .writer, capacity: count)
+            writers = ConnectionSubpool(driver: driver, role: .writer, capacity: count, overflow: max(1, count))
             readers = nil
-            totalConnections = max(1, count)
         }
-        executor = BlockingExecutor(threads: configuration.asyncThreads ?? totalConnections)
+        writerExecutor = BlockingExecutor(threads: configuration.asyncThreads ?? writers.capacity)
+        readerExecutor = readers.map { BlockingExecutor(threads: configuration.asyncThreads ?? $0.capacity) }
         // Open (and return) the first writer now: it validates the location and, on SQLite,
         // creates the file and switches it to WAL before any reader opens it.
         let first = try writers.checkout(timeout: configuration.checkoutTimeout)
@@ -50,7 +57,8 @@ public final class Database: Sendable {
     deinit {
         writers.close()
         readers?.close()
-        executor.shutdown()
+        writerExecutor.shutdown()
+        readerExecutor?.shutdown()
     }
 
     /// Closes every idle connection now and the others as they come back. Later calls throw
@@ -91,10 +99,11 @@ public final class Database: Sendable {
     /// cancel interrupts the connection's statements while `body` runs.
     private func lendPooledConnection<T>(role: ConnectionRole, cancellation: CancellationControl?, _ body: (Connection) throws -> T) throws -> T {
         let pool = (role == .reader ? readers : nil) ?? writers
-        let driverConnection = try pool.checkout(timeout: configuration.checkoutTimeout)
+        let lent = LentConnections.current
+        let nested = lent?.holds(ObjectIdentifier(self)) ?? false
+        let driverConnection = try pool.checkout(timeout: configuration.checkoutTimeout, nested: nested, cancellation: cancellation)
         cancellation?.setInterrupter(driverConnection.makeInterrupter())
         let connection = Connection(driverConnection, dialect: dialect, role: pool.role, configuration: configuration, cancellation: cancellation)
-        let lent = LentConnections.current
         lent?.push(LentConnections.Lending(database: ObjectIdentifier(self), connection: connection, role: role))
         defer {
             lent?.pop()
@@ -107,6 +116,10 @@ public final class Database: Sendable {
 
     /// Runs `body` in a read-only transaction on a reader connection: it sees one consistent
     /// snapshot, commits when it returns and rolls back when it throws.
+    ///
+    /// The snapshot is taken at the closure's first statement on both backends (SQLite's
+    /// deferred transaction, PostgreSQL's `REPEATABLE READ READ ONLY`): a commit made before
+    /// that statement is seen, none made after it.
     @discardableResult
     public func read<T>(_ body: (Connection) throws -> T) throws -> T {
         try withConnection(role: .reader) { conn in
@@ -211,22 +224,71 @@ public final class Database: Sendable {
 
     private func runAsync<T: Sendable>(role: ConnectionRole, _ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         let control = CancellationControl()
+        let executor = (role == .reader ? readerExecutor : nil) ?? writerExecutor
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
+                let call = AsyncCall(continuation)
+                // While the work waits for a thread, a cancel resumes the caller at once and
+                // the work, when a thread takes it, does nothing.
+                control.setWaker {
+                    call.abandon(DatabaseError.cancelled(DatabaseErrorContext(message: "the task was cancelled before the work started")))
+                }
                 executor.submit { [self] in
+                    guard call.start() else { return }
+                    control.setWaker(nil)
                     if control.isCancelled {
-                        continuation.resume(throwing: DatabaseError.cancelled(DatabaseErrorContext(message: "the task was cancelled before the work started")))
+                        call.finish(.failure(DatabaseError.cancelled(DatabaseErrorContext(message: "the task was cancelled before the work started"))))
                         return
                     }
                     // Resume only after the connection is back in the pool, so that a caller
                     // who awaits the result never observes it still checked out.
                     let outcome = Result { try self.lendPooledConnection(role: role, cancellation: control, body) }
-                    continuation.resume(with: outcome)
+                    call.finish(outcome)
                 }
             }
         } onCancel: {
             control.cancel()
         }
+    }
+}
+
+/// One async call's continuation, resumed exactly once: by the work when it finishes, or by a
+/// cancel while the work still waits for a thread (the work then never starts).
+final class AsyncCall<T: Sendable>: @unchecked Sendable {
+    // @unchecked: `state` is guarded by `lock`; the continuation is resumed once.
+    private let lock = NSLock()
+    private var state = 0  // 0 queued, 1 running, 2 done
+    private let continuation: CheckedContinuation<T, Error>
+
+    init(_ continuation: CheckedContinuation<T, Error>) { self.continuation = continuation }
+
+    /// Claims the call for the thread that runs it; false when a cancel already resumed it.
+    func start() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard state == 0 else { return false }
+        state = 1
+        return true
+    }
+
+    /// Resumes the caller with `error` if the work has not started.
+    func abandon(_ error: Error) {
+        lock.lock()
+        guard state == 0 else {
+            lock.unlock()
+            return
+        }
+        state = 2
+        lock.unlock()
+        continuation.resume(throwing: error)
+    }
+
+    /// Resumes the caller with the work's outcome.
+    func finish(_ outcome: Result<T, Error>) {
+        lock.lock()
+        state = 2
+        lock.unlock()
+        continuation.resume(with: outcome)
     }
 }
 
@@ -244,6 +306,9 @@ final class CancellationControl: @unchecked Sendable {
     private let lock = NSLock()
     private var cancelled = false
     private var interrupter: (@Sendable () -> Void)?
+    /// Wakes the caller while it waits (for a thread, for a connection); called outside the
+    /// lock, since it takes the lock of what is waited for.
+    private var waker: (@Sendable () -> Void)?
     private var refiring = false
     /// How often the interrupt is repeated while cancelled work still runs.
     static let refireInterval: TimeInterval = 0.1
@@ -267,14 +332,26 @@ final class CancellationControl: @unchecked Sendable {
         }
     }
 
+    /// Installs what wakes the waiting caller on a cancel, or removes it (nil). Installed
+    /// after the cancel, it runs at once.
+    func setWaker(_ f: (@Sendable () -> Void)?) {
+        lock.lock()
+        waker = f
+        let fire = cancelled ? f : nil
+        lock.unlock()
+        fire?()
+    }
+
     func cancel() {
         lock.lock()
-        defer { lock.unlock() }
         cancelled = true
         if let f = interrupter {
             f()
             startRefiring()
         }
+        let wake = waker
+        lock.unlock()
+        wake?()
     }
 
     /// Must be called with `lock` held.

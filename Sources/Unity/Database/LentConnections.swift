@@ -58,13 +58,24 @@ final class LentConnections {
 
     /// The innermost connection of `database` on this thread that can serve `role`: one lent
     /// for writing serves reads and writes, one lent for reading serves reads only (a write
-    /// inside a read gets a writer of its own, on both backends). A connection with an open
-    /// cursor is busy with it and serves nothing else.
+    /// inside a read gets a writer of its own, on both backends). A PostgreSQL connection with
+    /// an open cursor is busy with it and serves nothing else; a SQLite one runs other
+    /// statements beside its cursors.
     @inline(__always)
     func reusable(for database: ObjectIdentifier, role: ConnectionRole) -> Connection? {
         guard let lending = stack.last(where: { $0.database == database }) else { return nil }
-        guard lending.role == .writer || role == .reader, !lending.connection.hasOpenCursors else { return nil }
+        guard lending.role == .writer || role == .reader else { return nil }
+        guard lending.connection.driverConnection.runsStatementsBesideCursors || !lending.connection.hasOpenCursors else {
+            return nil
+        }
         return lending.connection
+    }
+
+    /// True when this thread already holds a connection of `database`: a checkout it makes
+    /// now is nested, and waiting for the pool could wait for itself.
+    @inline(__always)
+    func holds(_ database: ObjectIdentifier) -> Bool {
+        stack.contains { $0.database == database }
     }
 
     func push(_ lending: Lending) { stack.append(lending) }

@@ -112,7 +112,7 @@ public struct SQLDialect: Sendable, Hashable {
             int64: "BIGINT", int32: "INTEGER", int16: "SMALLINT", double: "DOUBLE PRECISION", float: "DOUBLE PRECISION",
             bool: "BOOLEAN", text: "TEXT", varchar: "VARCHAR", blob: "BYTEA", date: "TIMESTAMPTZ", uuid: "UUID",
             decimal: "NUMERIC", json: "JSONB"),
-        beginStatements: SQLBeginStatements(deferred: "BEGIN", immediate: "BEGIN", readOnly: "BEGIN READ ONLY"),
+        beginStatements: SQLBeginStatements(deferred: "BEGIN", immediate: "BEGIN", readOnly: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"),
         stringLiteralStyle: .escapeStringWhenBackslash)
 
     /// The dialect's name for an abstract column type.
@@ -338,7 +338,10 @@ public enum TransactionKind: Sendable, Hashable {
     /// Takes the write lock at once (SQLite's BEGIN IMMEDIATE), so a writer never fails
     /// half-way for want of the lock.
     case immediate
-    /// A read-only transaction: a consistent snapshot for reads.
+    /// A read-only transaction that reads one snapshot: SQLite's deferred transaction,
+    /// PostgreSQL's `REPEATABLE READ READ ONLY`. On both the snapshot is taken at the
+    /// transaction's first statement, so a commit made between BEGIN and that statement is
+    /// seen, and none made after it.
     case readOnly
 }
 
