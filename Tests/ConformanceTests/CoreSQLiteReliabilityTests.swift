@@ -248,30 +248,16 @@ struct CoreSQLiteReliabilityTests {
     /// `":memory:"` and `""` give one database per `Database`: what a write committed is
     /// seen by `read`, by `fetchAll` and by a later write (each reader connection used to get
     /// an empty database of its own). SQLite only: PostgreSQL has no in-memory database.
-    @Test(arguments: ["memory-path", "empty-path", "inMemory", "dbmanager-nil", "dbmanager-memory"])
+    @Test(arguments: ["memory-path", "empty-path", "inMemory"])
     func inMemoryDatabaseIsOneDatabase(_ how: String) throws {
         let db: Database
         switch how {
         case "memory-path": db = try Database(driver: SQLiteDriver(path: ":memory:"))
         case "empty-path": db = try Database(driver: SQLiteDriver(path: "", readers: 3))
-        case "inMemory": db = try Database(driver: SQLiteDriver.inMemory())
-        case "dbmanager-nil": db = try DBManager.open(nil, dbDefFilePaths: [])
-        default: db = try DBManager.open(":memory:", dbDefFilePaths: [])
+        default: db = try Database(driver: SQLiteDriver.inMemory())
         }
         defer { db.close() }
-        try db.write { conn in
-            try conn.execute(.createTable(SQLCreateTable("note", columns: [SQLColumnDefinition("x", .int64)])))
-            try conn.execute(.insert(SQLInsert(into: "note", values: ["x": .integer(42)])))
-        }
-        let select = SQLSelect(from: "note").columns(.column("x"))
-        for _ in 0..<6 {  // more times than the pool has connections
-            #expect(try db.read { try $0.fetchValue(Int.self, .select(select)) } == 42)
-            #expect(try db.fetchAll(.select(select)).map { try $0.decode(Int.self, at: 0) } == [42])
-        }
-        // Two databases opened the same way are two databases.
-        let other = try Database(driver: SQLiteDriver(path: ":memory:"))
-        defer { other.close() }
-        #expect(throws: DatabaseError.self) { try other.fetchAll(.select(select)) }
+        try expectOneInMemoryDatabase(db)
     }
 
     /// Disk full has a case of its own on both backends: SQLite's SQLITE_FULL (here the
@@ -406,5 +392,35 @@ struct CoreSQLiteReliabilityTests {
             #expect(try second.get()?.get() == [])
             #expect(try Migrator(migrations: [long]).appliedMigrations(other).map(\.name) == ["0001_long"])
         }
+    }
+}
+
+/// What an in-memory database opened any way must do: one database per `Database`, so what a
+/// write committed is seen by `read`, by `fetchAll` and by a later write.
+func expectOneInMemoryDatabase(_ db: Database) throws {
+    try db.write { conn in
+        try conn.execute(.createTable(SQLCreateTable("note", columns: [SQLColumnDefinition("x", .int64)])))
+        try conn.execute(.insert(SQLInsert(into: "note", values: ["x": .integer(42)])))
+    }
+    let select = SQLSelect(from: "note").columns(.column("x"))
+    for _ in 0..<6 {  // more times than the pool has connections
+        #expect(try db.read { try $0.fetchValue(Int.self, .select(select)) } == 42)
+        #expect(try db.fetchAll(.select(select)).map { try $0.decode(Int.self, at: 0) } == [42])
+    }
+    // Two databases opened the same way are two databases.
+    let other = try Database(driver: SQLiteDriver(path: ":memory:"))
+    defer { other.close() }
+    #expect(throws: DatabaseError.self) { try other.fetchAll(.select(select)) }
+}
+
+/// The same through `DBManager.open(nil)` and `DBManager.open(":memory:")`, which set the
+/// process-wide default database: part of the serialized suite that owns it.
+extension ModelDefTests {
+    @Test(arguments: [nil, ":memory:"] as [String?])
+    func dbManagerInMemoryDatabaseIsOneDatabase(_ path: String?) throws {
+        let db = try DBManager.open(path, dbDefFilePaths: [])
+        defer { DBManager.close() }
+        #expect(DBManager.defaultDatabase === db)
+        try expectOneInMemoryDatabase(db)
     }
 }
