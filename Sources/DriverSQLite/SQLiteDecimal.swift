@@ -124,10 +124,12 @@ func unityDecimalCompare(_ aBytes: UnsafeBufferPointer<UInt8>, _ bBytes: UnsafeB
 
 /// The running state of one `unity_sum` / `unity_avg` group.
 final class SQLiteDecimalAggregate {
+    /// The sum of the values other than integers, and of integer sums that overflowed.
     var sum = Decimal(0)
     var count = 0
     var sawText = false
     var sawReal = false
+    /// The sum of the integers since the last overflow (integers add at machine speed).
     var integerSum: Int64 = 0
     var integerOverflow = false
     /// SQLite's own double arithmetic, the answer for REAL values that `Decimal` cannot hold.
@@ -145,10 +147,14 @@ final class SQLiteDecimalAggregate {
         case SQLITE_INTEGER:
             let i = sqlite3_value_int64(value)
             let (s, overflow) = integerSum.addingReportingOverflow(i)
-            integerSum = s
-            integerOverflow = integerOverflow || overflow
+            if overflow {
+                addDecimal(Decimal(integerSum))
+                integerSum = i
+                integerOverflow = true
+            } else {
+                integerSum = s
+            }
             doubleSum += Double(i)
-            addDecimal(Decimal(i))
         case SQLITE_FLOAT:
             let d = sqlite3_value_double(value)
             guard d.isFinite else {
@@ -159,7 +165,9 @@ final class SQLiteDecimalAggregate {
             doubleSum += d
             // The shortest decimal form of the double: what was written, for a value that
             // came from decimal text (a NUMERIC column stores REAL).
-            if let decimal = Decimal(string: "\(d)", locale: Self.posix) {
+            if d == d.rounded(), abs(d) < 9.0e15 {
+                addDecimal(Decimal(Int64(d)))
+            } else if let decimal = Decimal(string: "\(d)", locale: Self.posix) {
                 addDecimal(decimal)
             } else {
                 decimalOutOfRange = true
@@ -216,6 +224,12 @@ final class SQLiteDecimalAggregate {
             return
         }
         var value = sum
+        if integerSum != 0 {
+            var integers = Decimal(integerSum)
+            var total = Decimal()
+            if NSDecimalAdd(&total, &value, &integers, .plain) == .overflow { decimalOutOfRange = true }
+            value = total
+        }
         if average {
             var divisor = Decimal(count)
             var quotient = Decimal()

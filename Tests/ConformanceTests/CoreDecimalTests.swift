@@ -98,11 +98,13 @@ struct CoreDecimalTests {
             let row = try db.read { conn in
                 try conn.fetchOne(.select(SQLSelect(from: "n").columns(
                     .expression(.sum(.column("i")), alias: "si"), .expression(.sum(.column("x")), alias: "sx"),
-                    .expression(.avg(.column("x")), alias: "ax"))))
+                    .expression(.avg(.column("x")), alias: "ax"), .expression(.avg(.column("i")), alias: "ai"))))
             }
             #expect(try row?.decode(Int.self, column: "si") == 3)
             #expect(try row?.decode(Double.self, column: "sx") == 3.75)
             #expect(try row?.decode(Double.self, column: "ax") == 1.875)
+            #expect(try row?.decode(Double.self, column: "ai") == 1.5)
+            #expect(try row?.decode(Decimal.self, column: "ai") == Self.d("1.5"))
         }
     }
 }
