@@ -73,7 +73,7 @@ public struct SQLiteDriver: DatabaseDriver {
     public var poolShape: PoolShape { .singleWriter(readers: readers) }
 
     /// Opens a connection: read-write (creating the file) for `.writer`, read-only for
-    /// `.reader`. Throws ``DatabaseError/connectionFailed(_:)`` naming the path and SQLite's
+    /// `.reader` (and for every role when ``isReadOnly``). Throws ``DatabaseError/connectionFailed(_:)`` naming the path and SQLite's
     /// message when the database cannot be opened, and ``DatabaseError/misuse(_:)`` when a
     /// reader is asked of an in-memory database.
     public func connect(role: ConnectionRole) throws -> any DriverConnection {

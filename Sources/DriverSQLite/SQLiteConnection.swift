@@ -61,6 +61,14 @@ final class SQLiteConnection: DriverConnection {
         sqlite3_extended_result_codes(handle, 1)
         let timeoutMillis = max(0, min(busyTimeout * 1000, Double(Int32.max)))
         sqlite3_busy_timeout(handle, Int32(timeoutMillis))
+        let registered = registerDecimalSupport(handle)
+        if registered != SQLITE_OK {
+            let message = sqliteMessage(handle, code: registered)
+            close()
+            throw DatabaseError.connectionFailed(DatabaseErrorContext(
+                message: "could not register Unity's decimal functions on the SQLite database at \(path): \(message)",
+                code: String(registered)))
+        }
         var setup = "PRAGMA foreign_keys = ON; PRAGMA case_sensitive_like = ON;"
         if role == .writer && !isInMemory {
             setup += " PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"

@@ -78,7 +78,7 @@ import Testing
             .expression(.max(.column("n"))), .expression(.function("json_extract", .column("doc"), .value("$.a"))),
             e.as("size"), .expression(.cast(.column("n"), .int64)))
         let lite = try rendered(.select(q), .sqlite)
-        #expect(lite.sql == #"SELECT lower("name"), upper("name"), coalesce("nick", "name", ?), length("name"), AVG("n"), MIN("n"), MAX("n"), json_extract("doc", ?), CASE WHEN "id" > ? THEN ? ELSE ? END AS "size", CAST("n" AS INTEGER) FROM "t""#)
+        #expect(lite.sql == #"SELECT lower("name"), upper("name"), coalesce("nick", "name", ?), length("name"), unity_avg("n"), MIN("n"), MAX("n"), json_extract("doc", ?), CASE WHEN "id" > ? THEN ? ELSE ? END AS "size", CAST("n" AS INTEGER) FROM "t""#)
         #expect(lite.bindings == [.text("?"), .text("$.a"), .integer(10), .text("big"), .text("small")])
         let pg = try rendered(.select(q), .postgres)
         #expect(pg.sql.hasSuffix(#"CASE WHEN "id" > $3 THEN $4 ELSE $5 END AS "size", CAST("n" AS BIGINT) FROM "t""#))

@@ -64,7 +64,7 @@ import Testing
         (ColumnType.int64, "INTEGER", "BIGINT"), (.int32, "INTEGER", "INTEGER"), (.int16, "INTEGER", "SMALLINT"),
         (.double, "REAL", "DOUBLE PRECISION"), (.float, "REAL", "DOUBLE PRECISION"), (.bool, "INTEGER", "BOOLEAN"),
         (.text, "TEXT", "TEXT"), (.varchar(40), "TEXT", "VARCHAR(40)"), (.blob, "BLOB", "BYTEA"),
-        (.date, "TEXT", "TIMESTAMPTZ"), (.uuid, "BLOB", "UUID"), (.decimal, "TEXT", "NUMERIC"), (.json, "TEXT", "JSONB"),
+        (.date, "TEXT", "TIMESTAMPTZ"), (.uuid, "BLOB", "UUID"), (.decimal, #"TEXT COLLATE "unity_decimal""#, "NUMERIC"), (.json, "TEXT", "JSONB"),
         (.custom("CITEXT"), "CITEXT", "CITEXT"),
     ])
     func typeNames(type: ColumnType, sqlite: String, postgres: String) throws {
@@ -90,7 +90,7 @@ import Testing
 
     @Test func alterTable() throws {
         let add = SQLAlterTable("hats", .addColumn(SQLColumnDefinition("price", .decimal, notNull: true, default: .value(try #require(Decimal(string: "9.99"))))))
-        #expect(try sqlText(.alterTable(add), .sqlite) == #"ALTER TABLE "hats" ADD COLUMN "price" TEXT NOT NULL DEFAULT '9.99'"#)
+        #expect(try sqlText(.alterTable(add), .sqlite) == #"ALTER TABLE "hats" ADD COLUMN "price" TEXT COLLATE "unity_decimal" NOT NULL DEFAULT '9.99'"#)
         #expect(try sqlText(.alterTable(add), .postgres) == #"ALTER TABLE "hats" ADD COLUMN "price" NUMERIC NOT NULL DEFAULT '9.99'"#)
         #expect(try sqlText(.alterTable(SQLAlterTable("hats", .renameTo("caps"))), .sqlite) == #"ALTER TABLE "hats" RENAME TO "caps""#)
         #expect(try sqlText(.alterTable(SQLAlterTable("hats", .renameColumn("a", to: "b"))), .postgres) == #"ALTER TABLE "hats" RENAME COLUMN "a" TO "b""#)

@@ -242,14 +242,21 @@ public struct Migrator: Sendable {
                 }
             }
         } catch {
-            if deferForeignKeys && isSQLite { try? conn.executeScript("PRAGMA foreign_keys = ON") }
+            if deferForeignKeys && isSQLite { try? Migrator.enforceForeignKeysAgain(conn) }
             throw error
         }
         if deferForeignKeys && isSQLite {
             // Committed: a failure here is the connection's, reported as it is.
-            try conn.executeScript("PRAGMA foreign_keys = ON")
+            try Migrator.enforceForeignKeysAgain(conn)
         }
         return applied
+    }
+
+    /// Turns SQLite's foreign key enforcement back on, straight through the driver: a task
+    /// cancelled meanwhile must not leave the pooled connection without it (the connection's
+    /// cancellation check would refuse the statement).
+    private static func enforceForeignKeysAgain(_ conn: Connection) throws {
+        try conn.driverConnection.executeScript("PRAGMA foreign_keys = ON")
     }
 
     /// Runs a migration whose foreign keys are checked once at its end (enforcement is

@@ -50,6 +50,13 @@ public struct SQLDialect: Sendable, Hashable {
     public let typeNames: SQLTypeNames
     /// BEGIN statements for each ``TransactionKind``.
     public let beginStatements: SQLBeginStatements
+    /// The collation added to columns declared ``ColumnType/decimal`` (SQLite:
+    /// `unity_decimal`, registered by the driver, which compares decimal text as numbers),
+    /// or nil when the type itself compares numerically (PostgreSQL's NUMERIC).
+    public let decimalCollation: String?
+    /// Aggregates rendered under another name, by upper-case name (SQLite: `SUM` →
+    /// `unity_sum`, `AVG` → `unity_avg`, exact decimal arithmetic registered by the driver).
+    public let aggregateRenames: [String: String]
 
     /// The cache of rendered SQL per statement shape; not part of the dialect's identity.
     let cache: SQLRenderCache
@@ -61,7 +68,8 @@ public struct SQLDialect: Sendable, Hashable {
         supportsUpsert: Bool, upsertSelectNeedsWhere: Bool, caseInsensitiveLike: SQLCaseInsensitiveLikeStyle,
         supportsIsDistinctFrom: Bool, offsetRequiresLimit: Bool, autoIncrementPrimaryKey: String,
         primaryKeyNeedsExplicitNotNull: Bool, binaryLiteralStyle: SQLBinaryLiteralStyle, inlineDateSuffix: String,
-        typeNames: SQLTypeNames, beginStatements: SQLBeginStatements, cacheCapacity: Int = 1_000,
+        typeNames: SQLTypeNames, beginStatements: SQLBeginStatements, decimalCollation: String? = nil,
+        aggregateRenames: [String: String] = [:], cacheCapacity: Int = 1_000,
         stringLiteralStyle: SQLStringLiteralStyle = .standard, maxIdentifierBytes: Int = 63
     ) {
         self.stringLiteralStyle = stringLiteralStyle
@@ -83,6 +91,8 @@ public struct SQLDialect: Sendable, Hashable {
         self.inlineDateSuffix = inlineDateSuffix
         self.typeNames = typeNames
         self.beginStatements = beginStatements
+        self.decimalCollation = decimalCollation
+        self.aggregateRenames = aggregateRenames
         self.cache = SQLRenderCache(capacity: cacheCapacity)
     }
 
@@ -99,7 +109,9 @@ public struct SQLDialect: Sendable, Hashable {
             text: "TEXT", varchar: nil, blob: "BLOB", date: "TEXT", uuid: "BLOB", decimal: "TEXT", json: "TEXT"),
         beginStatements: SQLBeginStatements(
             deferred: "BEGIN DEFERRED TRANSACTION", immediate: "BEGIN IMMEDIATE TRANSACTION",
-            readOnly: "BEGIN DEFERRED TRANSACTION"))
+            readOnly: "BEGIN DEFERRED TRANSACTION"),
+        decimalCollation: "unity_decimal",
+        aggregateRenames: ["SUM": "unity_sum", "AVG": "unity_avg"])
 
     /// PostgreSQL's dialect (15 or later).
     public static let postgres = SQLDialect(
@@ -207,6 +219,7 @@ public struct SQLDialect: Sendable, Hashable {
             && lhs.caseInsensitiveLike == rhs.caseInsensitiveLike
             && lhs.supportsIsDistinctFrom == rhs.supportsIsDistinctFrom
             && lhs.offsetRequiresLimit == rhs.offsetRequiresLimit
+            && lhs.decimalCollation == rhs.decimalCollation && lhs.aggregateRenames == rhs.aggregateRenames
             && lhs.autoIncrementPrimaryKey == rhs.autoIncrementPrimaryKey
             && lhs.primaryKeyNeedsExplicitNotNull == rhs.primaryKeyNeedsExplicitNotNull
             && lhs.binaryLiteralStyle == rhs.binaryLiteralStyle && lhs.inlineDateSuffix == rhs.inlineDateSuffix

@@ -387,6 +387,15 @@ struct SQLRenderer {
         write(")")
     }
 
+    /// A column's type in a definition, with the dialect's decimal collation for `.decimal`.
+    private mutating func columnType(_ type: ColumnType) throws {
+        writeText(dialect.typeName(type))
+        if case .decimal = type, let collation = dialect.decimalCollation {
+            write(" COLLATE ")
+            try identifier(collation)
+        }
+    }
+
     private mutating func columnDefinition(_ c: SQLColumnDefinition, inTablePrimaryKey: Bool) throws {
         try identifier(c.name)
         write(" ")
@@ -395,11 +404,11 @@ struct SQLRenderer {
         case .autoIncrement:
             writeText(dialect.autoIncrementPrimaryKey)
         case .plain:
-            writeText(dialect.typeName(c.type))
+            try columnType(c.type)
             write(" PRIMARY KEY")
             if dialect.primaryKeyNeedsExplicitNotNull { notNull = true }
         case nil:
-            writeText(dialect.typeName(c.type))
+            try columnType(c.type)
             if inTablePrimaryKey, dialect.primaryKeyNeedsExplicitNotNull { notNull = true }
         }
         if notNull { write(" NOT NULL") }
@@ -672,7 +681,12 @@ struct SQLRenderer {
             try select(query)
             write(")")
         case .function(let name, let arguments, let distinct):
-            try functionName(name)
+            if arguments.count == 1, !dialect.aggregateRenames.isEmpty,
+               let renamed = dialect.aggregateRenames[name.uppercased()] {
+                try functionName(renamed)
+            } else {
+                try functionName(name)
+            }
             write(distinct ? "(DISTINCT " : "(")
             try expressionList(arguments)
             write(")")

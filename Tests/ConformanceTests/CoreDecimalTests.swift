@@ -1,0 +1,110 @@
+import Foundation
+import Testing
+import Unity
+
+/// `Decimal` orders, compares, sums and averages as a number with exact digits on both
+/// backends: PostgreSQL's NUMERIC, and on SQLite decimal text with the `unity_decimal`
+/// collation and the exact `unity_sum` / `unity_avg` aggregates.
+@Suite("Core: Decimal as a number on both backends")
+struct CoreDecimalTests {
+    static func d(_ text: String) -> Decimal {
+        Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))!
+    }
+
+    /// id → price; as text they sort 0.1, 0.2, 10, 100.005, 25.86, 9.91.
+    static let prices: [(Int, String)] = [(1, "9.91"), (2, "25.86"), (3, "10"), (4, "0.1"), (5, "0.2"), (6, "100.005")]
+
+    func ids(_ db: Database, _ table: String, where condition: SQLExpression? = nil, order: SQLOrdering) throws -> [Int] {
+        var select = SQLSelect(from: table).columns(.column("id")).orderBy(order)
+        if let condition { select = select.where(condition) }
+        return try db.read { try $0.fetchAll(.select(select)).map { try $0.decode(Int.self, at: 0) } }
+    }
+
+    func aggregate(_ db: Database, _ table: String, _ expression: SQLExpression, where condition: SQLExpression? = nil) throws -> Decimal? {
+        var select = SQLSelect(from: table).columns(.expression(expression, alias: "v"))
+        if let condition { select = select.where(condition) }
+        return try db.read { try $0.fetchOne(.select(select))?.decode(Decimal?.self, at: 0) }
+    }
+
+    /// The same questions about a table, whatever declared its column.
+    func checkNumericBehaviour(_ db: Database, _ table: String) throws {
+        let price = SQLExpression.column("price")
+        #expect(try ids(db, table, order: price.asc) == [4, 5, 1, 3, 2, 6])
+        #expect(try ids(db, table, order: price.desc) == [6, 2, 3, 1, 5, 4])
+        #expect(try ids(db, table, where: price.greaterThanOrEquals(.value(Self.d("10"))), order: price.asc) == [3, 2, 6])
+        #expect(try ids(db, table, where: price.greaterThanOrEquals(.value(10)), order: price.asc) == [3, 2, 6])
+        #expect(try ids(db, table, where: price.lessThan(.value(Self.d("9.92"))), order: price.asc) == [4, 5, 1])
+        #expect(try ids(db, table, where: price.equals(.value(Self.d("9.910"))), order: price.asc) == [1])
+        #expect(try ids(db, table, where: price.between(.value(Self.d("0.15")), and: .value(Self.d("25.86"))), order: price.asc) == [5, 1, 3, 2])
+
+        let small = SQLExpression.column("id").isIn([4, 5])
+        #expect(try aggregate(db, table, .sum(price), where: small) == Self.d("0.3"))
+        #expect(try aggregate(db, table, .avg(price), where: small) == Self.d("0.15"))
+        #expect(try aggregate(db, table, .sum(price)) == Self.d("146.075"))
+        #expect(try aggregate(db, table, .min(price)) == Self.d("0.1"))
+        #expect(try aggregate(db, table, .max(price)) == Self.d("100.005"))
+        #expect(try aggregate(db, table, .sum(price), where: .column("id").equals(99)) == nil)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func astDeclaredDecimalColumn(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            try db.write { conn in
+                try conn.execute(.createTable(SQLCreateTable("item", columns: [
+                    SQLColumnDefinition("id", .int64, primaryKey: .plain),
+                    SQLColumnDefinition("price", .decimal),
+                ])))
+                for (id, price) in Self.prices {
+                    try conn.execute(.insert(SQLInsert(into: "item", values: ["id": .integer(Int64(id)), "price": .decimal(Self.d(price))])))
+                }
+            }
+            try checkNumericBehaviour(db, "item")
+            // Exact digits beyond a double's: 30 significant digits round-trip and sum exactly.
+            let long = Self.d("12345678901234567890.1234567891")
+            try db.write { _ = try $0.execute(.insert(SQLInsert(into: "item", values: ["id": .integer(7), "price": .decimal(long)]))) }
+            let back = try db.read { try $0.fetchOne(.select(SQLSelect(from: "item").columns(.column("price")).where(.column("id").equals(7))))?.decode(Decimal.self, at: 0) }
+            #expect(back == long)
+            #expect(try aggregate(db, "item", .sum(.column("price")), where: SQLExpression.column("id").isIn([4, 7])) == Self.d("12345678901234567890.2234567891"))
+            #expect(try ids(db, "item", order: SQLExpression.column("price").desc).first == 7)
+        }
+    }
+
+    /// A column the user declares NUMERIC in a `.sql` migration (the same text on both).
+    @Test(arguments: Backend.allCases)
+    func userDeclaredNumericColumn(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            try Migrator(migrations: [Migration("0001_money", sql: """
+                CREATE TABLE money (id INTEGER PRIMARY KEY, price NUMERIC(12, 3));
+                """)]).migrate(db)
+            try db.write { conn in
+                for (id, price) in Self.prices {
+                    try conn.execute(.insert(SQLInsert(into: "money", values: ["id": .integer(Int64(id)), "price": .decimal(Self.d(price))])))
+                }
+            }
+            try checkNumericBehaviour(db, "money")
+        }
+    }
+
+    /// Integer and double columns keep their own aggregate results.
+    @Test(arguments: Backend.allCases)
+    func otherColumnsAggregateAsBefore(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            try db.write { conn in
+                try conn.execute(.createTable(SQLCreateTable("n", columns: [
+                    SQLColumnDefinition("i", .int64), SQLColumnDefinition("x", .double),
+                ])))
+                try conn.execute(.insert(SQLInsert(into: "n", columns: ["i", "x"], values: [[.value(1), .value(1.5)], [.value(2), .value(2.25)]])))
+            }
+            let row = try db.read { conn in
+                try conn.fetchOne(.select(SQLSelect(from: "n").columns(
+                    .expression(.sum(.column("i")), alias: "si"), .expression(.sum(.column("x")), alias: "sx"),
+                    .expression(.avg(.column("x")), alias: "ax"), .expression(.avg(.column("i")), alias: "ai"))))
+            }
+            #expect(try row?.decode(Int.self, column: "si") == 3)
+            #expect(try row?.decode(Double.self, column: "sx") == 3.75)
+            #expect(try row?.decode(Double.self, column: "ax") == 1.875)
+            #expect(try row?.decode(Double.self, column: "ai") == 1.5)
+            #expect(try row?.decode(Decimal.self, column: "ai") == Self.d("1.5"))
+        }
+    }
+}
