@@ -11,10 +11,10 @@ struct SQLLiteralSafetyTests {
             .createTable(SQLCreateTable("t", columns: [SQLColumnDefinition("note", .text, default: .value(s))]))
         }
         #expect(try sqlText(note(#"a\'; DROP TABLE t; --"#), .postgres)
-                == #"CREATE TABLE "t" ("note" TEXT DEFAULT E'a\\''; DROP TABLE t; --')"#)
+                == #"CREATE TABLE "t" ("note" TEXT COLLATE "C" DEFAULT E'a\\''; DROP TABLE t; --')"#)
         #expect(try sqlText(note(#"a\'; DROP TABLE t; --"#), .sqlite)
                 == #"CREATE TABLE "t" ("note" TEXT DEFAULT 'a\''; DROP TABLE t; --')"#)
-        #expect(try sqlText(note("plain 'q'"), .postgres) == #"CREATE TABLE "t" ("note" TEXT DEFAULT 'plain ''q''')"#)
+        #expect(try sqlText(note("plain 'q'"), .postgres) == #"CREATE TABLE "t" ("note" TEXT COLLATE "C" DEFAULT 'plain ''q''')"#)
     }
 
     @Test("a quote followed by a combining mark is still doubled (per byte, not per Character)")

@@ -46,6 +46,11 @@ public struct SQLDialect: Sendable, Hashable {
     /// The longest identifier, in UTF-8 bytes, the dialect renders; a longer one is refused
     /// with ``DatabaseError/misuse(_:)`` rather than silently truncated by the server.
     public let maxIdentifierBytes: Int
+    /// The collation clause written after the type of every text column a schema statement
+    /// declares (`COLLATE "C"` on PostgreSQL), so that text orders and compares in binary
+    /// code-point order whatever the server's locale, as SQLite's BINARY collation does;
+    /// nil to keep the engine's default.
+    public let textColumnCollation: String?
     /// The column type names.
     public let typeNames: SQLTypeNames
     /// BEGIN statements for each ``TransactionKind``.
@@ -62,8 +67,10 @@ public struct SQLDialect: Sendable, Hashable {
         supportsIsDistinctFrom: Bool, offsetRequiresLimit: Bool, autoIncrementPrimaryKey: String,
         primaryKeyNeedsExplicitNotNull: Bool, binaryLiteralStyle: SQLBinaryLiteralStyle, inlineDateSuffix: String,
         typeNames: SQLTypeNames, beginStatements: SQLBeginStatements, cacheCapacity: Int = 1_000,
-        stringLiteralStyle: SQLStringLiteralStyle = .standard, maxIdentifierBytes: Int = 63
+        stringLiteralStyle: SQLStringLiteralStyle = .standard, maxIdentifierBytes: Int = 63,
+        textColumnCollation: String? = nil
     ) {
+        self.textColumnCollation = textColumnCollation
         self.stringLiteralStyle = stringLiteralStyle
         self.maxIdentifierBytes = maxIdentifierBytes
         self.name = name
@@ -113,7 +120,19 @@ public struct SQLDialect: Sendable, Hashable {
             bool: "BOOLEAN", text: "TEXT", varchar: "VARCHAR", blob: "BYTEA", date: "TIMESTAMPTZ", uuid: "UUID",
             decimal: "NUMERIC", json: "JSONB"),
         beginStatements: SQLBeginStatements(deferred: "BEGIN", immediate: "BEGIN", readOnly: "BEGIN READ ONLY"),
-        stringLiteralStyle: .escapeStringWhenBackslash)
+        stringLiteralStyle: .escapeStringWhenBackslash, textColumnCollation: "COLLATE \"C\"")
+
+    /// The type of a declared column: ``typeName(_:)`` plus ``textColumnCollation`` for
+    /// `.text` and `.varchar` columns.
+    public func columnTypeDeclaration(_ type: ColumnType) -> String {
+        switch type {
+        case .text, .varchar:
+            guard let collation = textColumnCollation else { return typeName(type) }
+            return typeName(type) + " " + collation
+        default:
+            return typeName(type)
+        }
+    }
 
     /// The dialect's name for an abstract column type.
     public func typeName(_ type: ColumnType) -> String {

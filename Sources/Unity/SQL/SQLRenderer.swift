@@ -392,11 +392,11 @@ struct SQLRenderer {
         case .autoIncrement:
             writeText(dialect.autoIncrementPrimaryKey)
         case .plain:
-            writeText(dialect.typeName(c.type))
+            writeText(dialect.columnTypeDeclaration(c.type))
             write(" PRIMARY KEY")
             if dialect.primaryKeyNeedsExplicitNotNull { notNull = true }
         case nil:
-            writeText(dialect.typeName(c.type))
+            writeText(dialect.columnTypeDeclaration(c.type))
             if inTablePrimaryKey, dialect.primaryKeyNeedsExplicitNotNull { notNull = true }
         }
         if notNull { write(" NOT NULL") }
