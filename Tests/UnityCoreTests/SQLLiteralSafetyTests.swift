@@ -49,4 +49,13 @@ struct SQLLiteralSafetyTests {
             }
         }
     }
+
+    @Test("PostgreSQL text columns are declared COLLATE \"C\"; CAST keeps the bare type name")
+    func textCollation() throws {
+        let t = SQLCreateTable("t", columns: [SQLColumnDefinition("a", .text), SQLColumnDefinition("b", .varchar(5)), SQLColumnDefinition("c", .json)])
+        #expect(try sqlText(.createTable(t), .postgres) == #"CREATE TABLE "t" ("a" TEXT COLLATE "C", "b" VARCHAR(5) COLLATE "C", "c" JSONB)"#)
+        #expect(try sqlText(.createTable(t), .sqlite) == #"CREATE TABLE "t" ("a" TEXT, "b" TEXT, "c" TEXT)"#)
+        let cast = try whereSQL(.binary(.cast(.column("a"), .text), .equal, .bind(.text("x"))), .postgres)
+        #expect(cast.sql.contains(#"CAST("a" AS TEXT) = $1"#), "\(cast.sql)")
+    }
 }

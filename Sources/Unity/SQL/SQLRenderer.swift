@@ -392,11 +392,11 @@ struct SQLRenderer {
         case .autoIncrement:
             writeText(dialect.autoIncrementPrimaryKey)
         case .plain:
-            writeText(dialect.columnTypeDeclaration(c.type))
+            writeText(dialect.typeName(c.type))
             write(" PRIMARY KEY")
             if dialect.primaryKeyNeedsExplicitNotNull { notNull = true }
         case nil:
-            writeText(dialect.columnTypeDeclaration(c.type))
+            writeText(dialect.typeName(c.type))
             if inTablePrimaryKey, dialect.primaryKeyNeedsExplicitNotNull { notNull = true }
         }
         if notNull { write(" NOT NULL") }
@@ -693,7 +693,7 @@ struct SQLRenderer {
             write("CAST(")
             try expression(x)
             write(" AS ")
-            writeText(dialect.typeName(type))
+            writeText(dialect.castTypeName(type))
             write(")")
         case .excluded(let column):
             write("excluded.")
