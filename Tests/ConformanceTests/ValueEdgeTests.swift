@@ -64,6 +64,12 @@ struct ValueEdgeTests {
                     #expect(read == d)
                 }
             }
+            // Beyond every backend's range: refused on write, nothing stored.
+            for (i, d) in [Date(timeIntervalSinceReferenceDate: 9.3e12), Date(timeIntervalSinceReferenceDate: -2.5e11)].enumerated() {
+                expectMisuse {
+                    try db.write { _ = try $0.execute(.insert(SQLInsert(into: "edge", values: ["id": .integer(Int64(200 + i)), "v": .date(d)]))) }
+                }
+            }
             #expect(try count(db) == inRange.count + (backend == .postgres ? beyond.count : 0))
         }
     }
