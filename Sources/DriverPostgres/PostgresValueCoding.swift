@@ -191,8 +191,11 @@ struct PGParameterBuffer {
                     "parameter $\(position) is the date \(date.timeIntervalSinceReferenceDate)s from 2001, too far away for a PostgreSQL timestamptz")
             }
             let (since2000, overflow) = micros.addingReportingOverflow(DateText.postgresEpochToReferenceMicros)
-            guard !overflow else {
-                throw DatabaseError.misuse("parameter $\(position) is a date too far in the future for a PostgreSQL timestamptz")
+            // PostgreSQL's timestamptz range: 4714-11-24 00:00 BC up to (not including)
+            // 294277-01-01 00:00 (MIN_TIMESTAMP / END_TIMESTAMP in its datatype/timestamp.h).
+            guard !overflow, since2000 >= -211_813_488_000_000_000, since2000 < 9_223_371_331_200_000_000 else {
+                throw DatabaseError.misuse(
+                    "parameter $\(position) is a date outside PostgreSQL's timestamptz range (4714 BC to 294276 AD)")
             }
             appendBinary(UInt64(bitPattern: since2000).bigEndian)
         case .uuid(let u):

@@ -1,3 +1,4 @@
+import DriverPostgres
 import Foundation
 import Testing
 import Unity
@@ -61,6 +62,12 @@ struct ValueEdgeTests {
                     try db.write { _ = try $0.execute(.insert(insert)) }
                     let read = try db.read { try $0.fetchValue(Date.self, sql: "SELECT v FROM edge WHERE id = \(100 + i)") }
                     #expect(read == d)
+                }
+            }
+            // Beyond every backend's range: refused on write, nothing stored.
+            for (i, d) in [Date(timeIntervalSinceReferenceDate: 9.3e12), Date(timeIntervalSinceReferenceDate: -2.5e11)].enumerated() {
+                expectMisuse {
+                    try db.write { _ = try $0.execute(.insert(SQLInsert(into: "edge", values: ["id": .integer(Int64(200 + i)), "v": .date(d)]))) }
                 }
             }
             #expect(try count(db) == inRange.count + (backend == .postgres ? beyond.count : 0))
@@ -183,5 +190,74 @@ struct LiteralAndIdentifierEdgeTests {
             try db.write { _ = try $0.execute(.createTable(SQLCreateTable(prefix, columns: [SQLColumnDefinition("id", .int64)]))) }
             #expect(try db.read { try $0.fetchValue(Int.self, sql: "SELECT COUNT(*) FROM \"\(prefix)\"") } == 0)
         }
+    }
+}
+
+/// Text orders and compares in binary code-point order on both backends (SQLite's BINARY
+/// collation; PostgreSQL columns declared through the AST are `COLLATE "C"`).
+@Suite("Core: text order is code-point order")
+struct TextOrderTests {
+    static let words = ["b", "B", "a", "A", "é", "e", "Z", "_x", "ä", "ab", "a b", "10", "9", "Ω"]
+    /// Sorted by Unicode scalar values (the same as UTF-8 byte order).
+    static let codePointOrder = words.sorted { Array($0.unicodeScalars.map(\.value)).lexicographicallyPrecedes($1.unicodeScalars.map(\.value)) }
+
+    static func check(_ db: Database) throws {
+        try db.write { conn in
+            _ = try conn.execute(.createTable(SQLCreateTable("words", columns: [
+                SQLColumnDefinition("id", .int64, primaryKey: .plain), SQLColumnDefinition("w", .text),
+                SQLColumnDefinition("v", .varchar(10)),
+            ])))
+            _ = try conn.execute(.createIndex(SQLCreateIndex("words_w", on: "words", columns: ["w"])))
+            for (i, w) in words.enumerated() {
+                _ = try conn.execute(.insert(SQLInsert(into: "words", values: ["id": .integer(Int64(i)), "w": .text(w), "v": .text(w)])))
+            }
+        }
+        for column in ["w", "v"] {
+            let ordered = try db.read { conn in
+                try conn.fetchAll(.select(SQLSelect(from: "words").orderBy(SQLExpression.column(column).asc))).map { try $0.decode(String.self, column: column) }
+            }
+            #expect(ordered == codePointOrder, "ORDER BY \(column)")
+            let below = try db.read { conn in
+                try conn.fetchAll(.select(SQLSelect(from: "words").where(.binary(.column(column), .less, .bind(.text("a"))))
+                    .orderBy(SQLExpression.column(column).asc))).map { try $0.decode(String.self, column: column) }
+            }
+            #expect(below == codePointOrder.filter { $0.unicodeScalars.lexicographicallyPrecedes("a".unicodeScalars) }, "\(column) < 'a'")
+            let maximum = try db.read { try $0.fetchOne(.select(SQLSelect(from: "words").columns([.expression(SQLExpression.function(name: "max", arguments: [.column(column)], distinct: false))]))) }
+            #expect(maximum?[0] == .text("Ω"))
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func codePointOrder(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in try Self.check(db) }
+    }
+
+    @Test("PostgreSQL: the same order in a database whose locale is ICU en-US; ORDER BY still uses the index")
+    func postgresLocaleDoesNotChangeOrder() throws {
+        let base = try #require(postgresURL)
+        let name = "unity_icu_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
+        let admin = try Database(driver: PostgresDriver(base, connections: 1))
+        defer {
+            _ = try? admin.withConnection { try $0.execute(sql: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+            admin.close()
+        }
+        try admin.withConnection {
+            _ = try $0.execute(sql: "CREATE DATABASE \(name) LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C.UTF-8' TEMPLATE template0")
+        }
+        var url = base
+        if let query = url.firstIndex(of: "?") { url = String(url[..<query]) }
+        if let slash = url.range(of: "/", options: .backwards) { url = String(url[..<slash.lowerBound]) }
+        let db = try Database(driver: PostgresDriver(url + "/" + name, connections: 2))
+        defer { db.close() }
+        // The server's own order differs here: that is what the column collation overrides.
+        let serverOrder = try db.read { try $0.fetchAll(sql: "SELECT w FROM (VALUES ('a'), ('B')) AS t(w) ORDER BY w").map { try $0.decode(String.self, column: "w") } }
+        #expect(serverOrder == ["a", "B"])
+        try Self.check(db)
+        let plan = try db.withConnection { conn in
+            _ = try conn.execute(sql: "SET enable_seqscan TO off")
+            defer { _ = try? conn.execute(sql: "RESET enable_seqscan") }
+            return try conn.fetchAll(sql: "EXPLAIN SELECT w FROM words ORDER BY w").map { try $0.decode(String.self, at: 0) }.joined(separator: "\n")
+        }
+        #expect(plan.contains("words_w"), "\(plan)")
     }
 }

@@ -11,10 +11,10 @@ struct SQLLiteralSafetyTests {
             .createTable(SQLCreateTable("t", columns: [SQLColumnDefinition("note", .text, default: .value(s))]))
         }
         #expect(try sqlText(note(#"a\'; DROP TABLE t; --"#), .postgres)
-                == #"CREATE TABLE "t" ("note" TEXT DEFAULT E'a\\''; DROP TABLE t; --')"#)
+                == #"CREATE TABLE "t" ("note" TEXT COLLATE "C" DEFAULT E'a\\''; DROP TABLE t; --')"#)
         #expect(try sqlText(note(#"a\'; DROP TABLE t; --"#), .sqlite)
                 == #"CREATE TABLE "t" ("note" TEXT DEFAULT 'a\''; DROP TABLE t; --')"#)
-        #expect(try sqlText(note("plain 'q'"), .postgres) == #"CREATE TABLE "t" ("note" TEXT DEFAULT 'plain ''q''')"#)
+        #expect(try sqlText(note("plain 'q'"), .postgres) == #"CREATE TABLE "t" ("note" TEXT COLLATE "C" DEFAULT 'plain ''q''')"#)
     }
 
     @Test("a quote followed by a combining mark is still doubled (per byte, not per Character)")
@@ -48,5 +48,14 @@ struct SQLLiteralSafetyTests {
                 }
             }
         }
+    }
+
+    @Test("PostgreSQL text columns are declared COLLATE \"C\"; CAST keeps the bare type name")
+    func textCollation() throws {
+        let t = SQLCreateTable("t", columns: [SQLColumnDefinition("a", .text), SQLColumnDefinition("b", .varchar(5)), SQLColumnDefinition("c", .json)])
+        #expect(try sqlText(.createTable(t), .postgres) == #"CREATE TABLE "t" ("a" TEXT COLLATE "C", "b" VARCHAR(5) COLLATE "C", "c" JSONB)"#)
+        #expect(try sqlText(.createTable(t), .sqlite) == #"CREATE TABLE "t" ("a" TEXT, "b" TEXT, "c" TEXT)"#)
+        let cast = try whereSQL(.binary(.cast(.column("a"), .text), .equal, .bind(.text("x"))), .postgres)
+        #expect(cast.sql.contains(#"CAST("a" AS TEXT) = $1"#), "\(cast.sql)")
     }
 }

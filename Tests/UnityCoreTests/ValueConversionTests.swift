@@ -173,6 +173,17 @@ struct DateTextEdgeTests {
         #expect(DateText.parse("-0044-03-15 BC") == nil)
     }
 
+    @Test("format never wraps: far dates keep their year, and parse reads them back")
+    func farFormat() throws {
+        let farMicros: Int64 = 9_223_371_331_199_000_000 - 31_622_400_000_000
+        let text = DateText.format(DateText.date(microsecondsSinceReferenceDate: farMicros))
+        #expect(text.hasPrefix("294276-12-31 23:59:5"), "\(text)")
+        #expect(DateText.format(Date(timeIntervalSinceReferenceDate: -746_483 * 86_400)) == "-0043-03-15 00:00:00.000000")
+        #expect(DateText.parse("-0043-03-15 00:00:00.000000") == Date(timeIntervalSinceReferenceDate: -746_483 * 86_400))
+        // JSON refuses a date it would have to clamp.
+        #expect(throws: EncodingError.self) { try JSONCoding.encoder().encode([Date(timeIntervalSinceReferenceDate: 1e300)]) }
+    }
+
     @Test("SQLite's text range is years 0000 through 9999")
     func textRange() {
         #expect(DateText.isInTextRange(Date.distantPast))

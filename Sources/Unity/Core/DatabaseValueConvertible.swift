@@ -464,6 +464,12 @@ public enum JSONCoding {
         e.outputFormatting = [.sortedKeys]
         e.dateEncodingStrategy = .custom { date, encoder in
             var c = encoder.singleValueContainer()
+            // A date beyond 64-bit microseconds would be written as a clamped year: refuse it.
+            guard DateText.microsecondsSinceReferenceDate(date) != nil else {
+                throw EncodingError.invalidValue(date, EncodingError.Context(
+                    codingPath: encoder.codingPath,
+                    debugDescription: "the date \(date.timeIntervalSinceReferenceDate)s from 2001 is beyond what Unity stores"))
+            }
             try c.encode(DateText.format(date))
         }
         e.dataEncodingStrategy = .base64

@@ -18,7 +18,8 @@ public enum DateText {
     @inlinable
     public static func microsecondsSinceReferenceDate(_ date: Date) -> Int64? {
         let micros = (date.timeIntervalSinceReferenceDate * 1_000_000).rounded()
-        guard micros.isFinite, micros > -9.2e18, micros < 9.2e18 else { return nil }
+        // ±2^63 are exact doubles: within them the conversion to Int64 cannot trap.
+        guard micros.isFinite, micros >= -9_223_372_036_854_775_808.0, micros < 9_223_372_036_854_775_808.0 else { return nil }
         return Int64(micros)
     }
 
@@ -58,12 +59,13 @@ public enum DateText {
         guard let refMicros = microsecondsSinceReferenceDate(date) else {
             return date.timeIntervalSinceReferenceDate > 0 ? "9999-12-31 23:59:59.999999" : "0001-01-01 00:00:00.000000"
         }
-        let micros = refMicros &+ unixToReferenceMicros
+        // Days from the reference date, then from 1970 (11,323 days earlier): no sum of
+        // microseconds that could overflow for dates near the ends of the 64-bit range.
         let perDay: Int64 = 86_400_000_000
-        var days = micros / perDay
-        var rem = micros % perDay
+        var days = refMicros / perDay
+        var rem = refMicros % perDay
         if rem < 0 { rem += perDay; days -= 1 }
-        let (y, m, d) = civil(fromDays: days)
+        let (y, m, d) = civil(fromDays: days + 11_323)
         let secOfDay = rem / 1_000_000
         let frac = rem % 1_000_000
         var out = [UInt8]()

@@ -41,11 +41,6 @@ public struct SQLDialect: Sendable, Hashable {
     /// The suffix appended to a date inlined in DDL (`+00` on PostgreSQL makes the UTC
     /// text unambiguous; SQLite stores the text as is).
     public let inlineDateSuffix: String
-    /// How inline string literals are spelled.
-    public let stringLiteralStyle: SQLStringLiteralStyle
-    /// The longest identifier, in UTF-8 bytes, the dialect renders; a longer one is refused
-    /// with ``DatabaseError/misuse(_:)`` rather than silently truncated by the server.
-    public let maxIdentifierBytes: Int
     /// The column type names.
     public let typeNames: SQLTypeNames
     /// BEGIN statements for each ``TransactionKind``.
@@ -69,11 +64,8 @@ public struct SQLDialect: Sendable, Hashable {
         supportsIsDistinctFrom: Bool, offsetRequiresLimit: Bool, autoIncrementPrimaryKey: String,
         primaryKeyNeedsExplicitNotNull: Bool, binaryLiteralStyle: SQLBinaryLiteralStyle, inlineDateSuffix: String,
         typeNames: SQLTypeNames, beginStatements: SQLBeginStatements, decimalCollation: String? = nil,
-        aggregateRenames: [String: String] = [:], cacheCapacity: Int = 1_000,
-        stringLiteralStyle: SQLStringLiteralStyle = .standard, maxIdentifierBytes: Int = 63
+        aggregateRenames: [String: String] = [:], cacheCapacity: Int = 1_000
     ) {
-        self.stringLiteralStyle = stringLiteralStyle
-        self.maxIdentifierBytes = maxIdentifierBytes
         self.name = name
         self.placeholderStyle = placeholderStyle
         self.allowsBacktickAndBracketIdentifiers = allowsBacktickAndBracketIdentifiers
@@ -124,10 +116,22 @@ public struct SQLDialect: Sendable, Hashable {
             int64: "BIGINT", int32: "INTEGER", int16: "SMALLINT", double: "DOUBLE PRECISION", float: "DOUBLE PRECISION",
             bool: "BOOLEAN", text: "TEXT", varchar: "VARCHAR", blob: "BYTEA", date: "TIMESTAMPTZ", uuid: "UUID",
             decimal: "NUMERIC", json: "JSONB"),
-        beginStatements: SQLBeginStatements(deferred: "BEGIN", immediate: "BEGIN", readOnly: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"),
-        stringLiteralStyle: .escapeStringWhenBackslash)
+        beginStatements: SQLBeginStatements(deferred: "BEGIN", immediate: "BEGIN", readOnly: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"))
 
-    /// The dialect's name for an abstract column type.
+    /// The type name to write in `CAST(… AS type)`: ``typeName(_:)`` without the text
+    /// collation (a collation cannot stand inside CAST).
+    public func castTypeName(_ type: ColumnType) -> String {
+        switch type {
+        case .text: return typeNames.text
+        case .varchar(let n):
+            guard let varchar = typeNames.varchar else { return typeNames.text }
+            return varchar + "(" + String(n) + ")"
+        default: return typeName(type)
+        }
+    }
+
+    /// The dialect's name for an abstract column type, as a column declares it: text and
+    /// varchar columns carry ``textColumnCollation`` (`TEXT COLLATE "C"` on PostgreSQL).
     public func typeName(_ type: ColumnType) -> String {
         switch type {
         case .int64: return typeNames.int64
@@ -136,10 +140,10 @@ public struct SQLDialect: Sendable, Hashable {
         case .double: return typeNames.double
         case .float: return typeNames.float
         case .bool: return typeNames.bool
-        case .text: return typeNames.text
-        case .varchar(let n):
-            guard let varchar = typeNames.varchar else { return typeNames.text }
-            return varchar + "(" + String(n) + ")"
+        case .text, .varchar:
+            let name = castTypeName(type)
+            guard let collation = textColumnCollation else { return name }
+            return name + " " + collation
         case .blob: return typeNames.blob
         case .date: return typeNames.date
         case .uuid: return typeNames.uuid
@@ -248,6 +252,28 @@ public enum SQLCaseInsensitiveLikeStyle: Sendable, Hashable {
     case ilike
     /// `lower(x) LIKE lower(p)` (SQLite, whose LIKE Unity makes case-sensitive).
     case lowerBothSides
+}
+
+extension SQLDialect {
+    /// How inline string literals are spelled: PostgreSQL's dialect writes `E'…'` when the
+    /// text holds a backslash, so a literal reads the same whatever the server's
+    /// `standard_conforming_strings` says; other dialects write standard `'…'`.
+    public var stringLiteralStyle: SQLStringLiteralStyle {
+        name == "postgres" ? .escapeStringWhenBackslash : .standard
+    }
+
+    /// The longest identifier, in UTF-8 bytes, the renderer accepts: 63 on every dialect
+    /// (PostgreSQL's limit, where a longer name is silently truncated), so a name works on
+    /// both backends or on neither. Longer names are ``DatabaseError/misuse(_:)``.
+    public var maxIdentifierBytes: Int { 63 }
+
+    /// The collation clause declared with every text and varchar column (`COLLATE "C"` on
+    /// PostgreSQL), so that such columns order and compare in binary code-point order
+    /// whatever the server's locale, as SQLite's default BINARY collation does; nil to keep
+    /// the engine's default.
+    public var textColumnCollation: String? {
+        name == "postgres" ? "COLLATE \"C\"" : nil
+    }
 }
 
 /// How a dialect spells an inline string literal.

@@ -710,7 +710,7 @@ struct SQLRenderer {
             write("CAST(")
             try expression(x)
             write(" AS ")
-            writeText(dialect.typeName(type))
+            writeText(dialect.castTypeName(type))
             write(")")
         case .excluded(let column):
             write("excluded.")
