@@ -323,7 +323,15 @@ public final class Connection {
     @discardableResult
     public func transaction<T>(_ kind: TransactionKind = .immediate, _ body: (Connection) throws -> T) throws -> T {
         if driverConnection.transactionStatus == .idle && scopeDepth == 0 {
-            try execute(.begin(kind))
+            // A read-only transaction's BEGIN travels with its first statement where the
+            // driver can (PostgreSQL: one pipeline), so a read of one statement costs one
+            // round trip; the snapshot starts at that statement either way.
+            let begin = try render(.begin(kind))
+            if kind == .readOnly, driverConnection.beginWithNextStatement(begin.sql) {
+                log(begin.sql, [])
+            } else {
+                try execute(begin)
+            }
             scopeDepth = 1
             abortReason = nil
             endReason = nil
@@ -341,7 +349,14 @@ public final class Connection {
             }
             try refuseCommitIfUnusable()
             do {
-                try execute(.commit)
+                // A read-only COMMIT has nothing to refuse: its answer is read before the
+                // connection runs anything else, rather than waited for now.
+                let commit = try render(.commit)
+                if kind == .readOnly, driverConnection.commitWithoutWaiting(commit.sql) {
+                    log(commit.sql, [])
+                } else {
+                    try execute(commit)
+                }
             } catch {
                 rollbackQuietly()
                 throw error
