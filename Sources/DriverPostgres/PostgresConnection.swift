@@ -88,6 +88,9 @@ final class PostgresConnection: DriverConnection {
     private var pendingBegin: String?
     /// True while the answer to a COMMIT sent without waiting has not been read.
     private var awaitingCommitReply = false
+    /// A read-only COMMIT held back to travel with the next statement (the pool asks for it
+    /// to be sent at once when no one is waiting for the connection).
+    private var heldCommit: String?
 
     /// Connects and prepares the session: UTF-8 client encoding, NOTICEs dropped, and the
     /// search path set when asked.
@@ -147,8 +150,9 @@ final class PostgresConnection: DriverConnection {
     var transactionStatus: DriverTransactionStatus {
         guard let handle else { return .idle }
         if pendingBegin != nil { return .active }
-        // A COMMIT on its way ends the transaction.
-        if awaitingCommitReply { return .idle }
+        // A COMMIT on its way, or held back to travel with the next statement, ends the
+        // transaction: nothing can run in it any more.
+        if awaitingCommitReply || heldCommit != nil { return .idle }
         switch PQtransactionStatus(handle) {
         case PQTRANS_INERROR: return .failed
         case PQTRANS_INTRANS, PQTRANS_ACTIVE: return .active
@@ -193,7 +197,7 @@ final class PostgresConnection: DriverConnection {
         let result = PQexec(handle, "")
         defer { PQclear(result) }
         return PQstatus(handle) == CONNECTION_OK && result.map({ PQresultStatus($0) }) == PGRES_EMPTY_QUERY
-            && PQtransactionStatus(handle) == PQTRANS_IDLE
+            && (PQtransactionStatus(handle) == PQTRANS_IDLE || heldCommit != nil)
     }
 
     func beginWithNextStatement(_ sql: String) -> Bool {
@@ -203,23 +207,48 @@ final class PostgresConnection: DriverConnection {
     }
 
     func commitWithoutWaiting(_ sql: String) -> Bool {
-        guard let handle, !cursorOpen else { return false }
+        guard handle != nil, !cursorOpen else { return false }
         if pendingBegin != nil {
             // Nothing ran: there is no transaction on the server to end.
             pendingBegin = nil
             return true
         }
-        // Sent in pipeline mode, the connection stays in it: the next read's BEGIN and first
-        // statement join the same pipeline, and all their answers come back in one round trip.
+        heldCommit = sql
+        return true
+    }
+
+    /// Sends a held-back COMMIT now, without waiting for its answer: the pool calls this when
+    /// it puts the connection back with no one waiting for it, so that an idle connection
+    /// never sits in a transaction (holding back the server's vacuum).
+    func flushHeldWork() {
+        guard let handle, let sql = heldCommit else { return }
+        heldCommit = nil
+        if !sendCommitInPipeline(sql, on: handle) {
+            // Could not pipeline it: run it and read its answer now.
+            PQclear(PQexec(handle, sql))
+        }
+    }
+
+    /// Sends `sql` (a COMMIT) in pipeline mode and leaves the connection in it: the next
+    /// read's BEGIN and first statement join the same pipeline, and all their answers come
+    /// back in one round trip.
+    private func sendCommitInPipeline(_ sql: String, on handle: OpaquePointer) -> Bool {
+        guard !awaitingCommitReply else { return false }
         guard PQenterPipelineMode(handle) == 1 else { return false }
         guard PQsendQueryParams(handle, sql, 0, nil, nil, nil, nil, 0) == 1, PQpipelineSync(handle) == 1 else {
-            // Nothing usable was sent: leave pipeline mode and let the caller run it.
             Self.drainResults(on: handle)
             _ = PQexitPipelineMode(handle)
             return false
         }
         awaitingCommitReply = true
         return true
+    }
+
+    /// Sends a held COMMIT and reads every pending answer, leaving pipeline mode: before
+    /// anything that runs outside a pipeline.
+    private func settleCommit(_ conn: OpaquePointer) {
+        flushHeldWork()
+        finishCommitReply(conn)
     }
 
     /// Reads the answers to a COMMIT sent without waiting, up to its sync point. A read-only
@@ -278,6 +307,7 @@ final class PostgresConnection: DriverConnection {
         cursorOpen = false
         pendingBegin = nil
         awaitingCommitReply = false
+        heldCommit = nil
     }
 
     /// The libpq handle, or a ``DatabaseError/misuse(_:)`` when the connection is closed or
@@ -290,7 +320,7 @@ final class PostgresConnection: DriverConnection {
             throw DatabaseError.misuse(
                 "a cursor is open on this PostgreSQL connection: read it to the end or close it before running another statement")
         }
-        if awaitingCommitReply && !keepingCommitReply { finishCommitReply(handle) }
+        if !keepingCommitReply && (awaitingCommitReply || heldCommit != nil) { settleCommit(handle) }
         return handle
     }
 
@@ -397,7 +427,7 @@ final class PostgresConnection: DriverConnection {
         if let begin = pendingBegin {
             // Preparing runs outside the pipeline: only a statement not prepared yet on this
             // connection pays for it (and for the wait for a pending COMMIT's answer).
-            if statements[PGStatementKey(sql: sql, types: parameters.types)] == nil { finishCommitReply(conn) }
+            if statements[PGStatementKey(sql: sql, types: parameters.types)] == nil { settleCommit(conn) }
             let statement = try statement(for: sql, types: parameters.types, on: conn)
             try checkParameterCount(statement, bindings.count, sql: sql)
             pendingBegin = nil
@@ -446,9 +476,14 @@ final class PostgresConnection: DriverConnection {
         guard commitInFlight || PQenterPipelineMode(conn) == 1 else {
             throw PGErrorMapping.error(result: nil, connection: conn, sql: begin)
         }
+        // A previous read's COMMIT held back goes first in this pipeline.
+        let held = heldCommit
+        heldCommit = nil
+        let preamble = held == nil ? 1 : 2
         var firstError: Error?
         var changed = 0
-        let sent = PQsendQueryParams(conn, begin, 0, nil, nil, nil, nil, 0) == 1
+        let sent = (held.map { PQsendQueryParams(conn, $0, 0, nil, nil, nil, nil, 0) == 1 } ?? true)
+            && PQsendQueryParams(conn, begin, 0, nil, nil, nil, nil, 0) == 1
             && parameters.withPointers { values, lengths, formats in
                 PQsendQueryPrepared(conn, statement.name, Int32(bindingCount), values, lengths, formats, statement.resultFormat)
             } == 1
@@ -472,7 +507,7 @@ final class PostgresConnection: DriverConnection {
                     break reading
                 case PGRES_PIPELINE_ABORTED:
                     continue
-                case PGRES_TUPLES_OK where query >= 1:
+                case PGRES_TUPLES_OK where query >= preamble:
                     if let onRow, firstError == nil {
                         do {
                             try Self.readRows(result, statement: statement, sql: sql, onRow: onRow)
@@ -482,10 +517,10 @@ final class PostgresConnection: DriverConnection {
                     }
                     changed = Self.changedRows(result)
                 case PGRES_COMMAND_OK, PGRES_EMPTY_QUERY, PGRES_TUPLES_OK:
-                    if query >= 1 { changed = Self.changedRows(result) }
+                    if query >= preamble { changed = Self.changedRows(result) }
                 default:
                     if firstError == nil {
-                        firstError = PGErrorMapping.error(result: result, connection: conn, sql: query == 0 ? begin : sql)
+                        firstError = PGErrorMapping.error(result: result, connection: conn, sql: query >= preamble ? sql : begin)
                     }
                 }
             }

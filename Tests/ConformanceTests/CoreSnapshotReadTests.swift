@@ -1,3 +1,4 @@
+import DriverPostgres
 import Foundation
 import Testing
 import Unity
@@ -119,6 +120,28 @@ struct CoreSnapshotReadTests {
             for _ in 0..<5 { #expect(try db.read { try count($0) } == 1) }
             #expect(try db.withConnection(role: .reader) { $0.isInTransaction } == false)
             #expect(db.openConnectionCount == db.idleConnectionCount)
+        }
+    }
+
+    /// A read's COMMIT may travel with the next statement, but a connection that goes back to
+    /// an idle pool sends it at once: it never sits idle inside a transaction.
+    @Test func aPostgresConnectionIdlingAfterAReadIsNotInATransaction() throws {
+        try withTestDatabase(.postgres, connections: 1) { (db: Database) throws in
+            let pid = try #require(try db.read { try $0.fetchValue(Int.self, sql: "SELECT pg_backend_pid()") })
+            let url = try #require(postgresURL)
+            let observer = try Database(driver: PostgresDriver(url, connections: 1))
+            defer { observer.close() }
+            var state: String?
+            let deadline = Date(timeIntervalSinceNow: 10)
+            repeat {
+                state = try observer.withConnection {
+                    try $0.fetchValue(String.self, sql: "SELECT state FROM pg_stat_activity WHERE pid = CAST(? AS INTEGER)",
+                                      [.integer(Int64(pid))])
+                }
+                if state == "idle" { break }
+                Thread.sleep(forTimeInterval: 0.05)
+            } while Date() < deadline
+            #expect(state == "idle")
         }
     }
 }

@@ -93,6 +93,11 @@ public protocol DriverConnection: AnyObject {
     /// driver does not (the caller then runs it). The default is false.
     func commitWithoutWaiting(_ sql: String) -> Bool
 
+    /// Called by the pool when it puts the connection back with no one waiting for it: sends
+    /// what the connection held back to send with its next statement (a read-only COMMIT),
+    /// so that an idle connection never sits in a transaction. The default does nothing.
+    func flushHeldWork()
+
     /// True when the connection can run other statements while a cursor streams on it
     /// (SQLite: each statement is its own cursor); false when a cursor holds it (PostgreSQL).
     /// The default is false.
@@ -119,6 +124,9 @@ extension DriverConnection {
 
     /// False: the caller runs the COMMIT.
     public func commitWithoutWaiting(_ sql: String) -> Bool { false }
+
+    /// Nothing is ever held back.
+    public func flushHeldWork() {}
 }
 
 /// A forward-only stream of rows from one statement.

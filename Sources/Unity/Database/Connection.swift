@@ -323,11 +323,12 @@ public final class Connection {
     @discardableResult
     public func transaction<T>(_ kind: TransactionKind = .immediate, _ body: (Connection) throws -> T) throws -> T {
         if driverConnection.transactionStatus == .idle && scopeDepth == 0 {
-            // A read-only transaction's BEGIN travels with its first statement where the
-            // driver can (PostgreSQL: one pipeline), so a read of one statement costs one
-            // round trip; the snapshot starts at that statement either way.
+            // The BEGIN travels with the first statement where the driver can (PostgreSQL:
+            // one pipeline; its BEGIN takes no lock and its snapshot starts at the first
+            // statement anyway), so a read of one statement costs one round trip. SQLite
+            // runs it now (BEGIN IMMEDIATE takes the write lock).
             let begin = try render(.begin(kind))
-            if kind == .readOnly, driverConnection.beginWithNextStatement(begin.sql) {
+            if driverConnection.beginWithNextStatement(begin.sql) {
                 log(begin.sql, [])
             } else {
                 try execute(begin)
