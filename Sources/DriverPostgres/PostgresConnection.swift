@@ -85,6 +85,13 @@ final class PostgresConnection: DriverConnection {
     private var parameters = PGParameterBuffer()
     /// True while a cursor streams a result: nothing else may run on the connection.
     var cursorOpen = false
+    /// A BEGIN to send in one pipeline with the next statement (a read's first statement).
+    private var pendingBegin: String?
+    /// True while the answer to a COMMIT sent without waiting has not been read.
+    private var awaitingCommitReply = false
+    /// A read-only COMMIT held back to travel with the next statement (the pool asks for it
+    /// to be sent at once when no one is waiting for the connection).
+    private var heldCommit: String?
 
     /// The session settings the driver's encoding and decoding rely on, set on every new
     /// connection (so after every reconnect too), after whatever the server's configuration,
@@ -175,6 +182,10 @@ final class PostgresConnection: DriverConnection {
 
     var transactionStatus: DriverTransactionStatus {
         guard let handle else { return .idle }
+        if pendingBegin != nil { return .active }
+        // A COMMIT on its way, or held back to travel with the next statement, ends the
+        // transaction: nothing can run in it any more.
+        if awaitingCommitReply || heldCommit != nil { return .idle }
         switch PQtransactionStatus(handle) {
         case PQTRANS_INERROR: return .failed
         case PQTRANS_INTRANS, PQTRANS_ACTIVE: return .active
@@ -195,6 +206,11 @@ final class PostgresConnection: DriverConnection {
     /// with one empty query.
     func isAliveAfterIdling() -> Bool {
         guard let handle, PQstatus(handle) == CONNECTION_OK, !cursorOpen else { return false }
+        if awaitingCommitReply {
+            // The answer to the last read's COMMIT is the input expected: it is read with the
+            // next statement's. A server that closed the connection shows here or there.
+            return PQconsumeInput(handle) == 1 && PQstatus(handle) == CONNECTION_OK
+        }
         let socket = PQsocket(handle)
         guard socket >= 0 else { return false }
         var readInput = false
@@ -214,7 +230,100 @@ final class PostgresConnection: DriverConnection {
         let result = PQexec(handle, "")
         defer { PQclear(result) }
         return PQstatus(handle) == CONNECTION_OK && result.map({ PQresultStatus($0) }) == PGRES_EMPTY_QUERY
-            && PQtransactionStatus(handle) == PQTRANS_IDLE
+            && (PQtransactionStatus(handle) == PQTRANS_IDLE || heldCommit != nil)
+    }
+
+    func beginWithNextStatement(_ sql: String) -> Bool {
+        guard handle != nil, !cursorOpen else { return false }
+        pendingBegin = sql
+        return true
+    }
+
+    func commitWithoutWaiting(_ sql: String) -> Bool {
+        guard handle != nil, !cursorOpen else { return false }
+        if pendingBegin != nil {
+            // Nothing ran: there is no transaction on the server to end.
+            pendingBegin = nil
+            return true
+        }
+        heldCommit = sql
+        return true
+    }
+
+    /// Sends a held-back COMMIT now, without waiting for its answer: the pool calls this when
+    /// it puts the connection back with no one waiting for it, so that an idle connection
+    /// never sits in a transaction (holding back the server's vacuum).
+    func flushHeldWork() {
+        guard let handle, let sql = heldCommit else { return }
+        heldCommit = nil
+        if !sendCommitInPipeline(sql, on: handle) {
+            // Could not pipeline it: run it and read its answer now.
+            PQclear(PQexec(handle, sql))
+        }
+    }
+
+    /// Sends `sql` (a COMMIT) in pipeline mode and leaves the connection in it: the next
+    /// read's BEGIN and first statement join the same pipeline, and all their answers come
+    /// back in one round trip.
+    private func sendCommitInPipeline(_ sql: String, on handle: OpaquePointer) -> Bool {
+        guard !awaitingCommitReply else { return false }
+        guard PQenterPipelineMode(handle) == 1 else { return false }
+        guard PQsendQueryParams(handle, sql, 0, nil, nil, nil, nil, 0) == 1, PQpipelineSync(handle) == 1 else {
+            Self.drainResults(on: handle)
+            _ = PQexitPipelineMode(handle)
+            return false
+        }
+        awaitingCommitReply = true
+        return true
+    }
+
+    /// Sends a held COMMIT and reads every pending answer, leaving pipeline mode: before
+    /// anything that runs outside a pipeline.
+    private func settleCommit(_ conn: OpaquePointer) {
+        flushHeldWork()
+        finishCommitReply(conn)
+    }
+
+    /// Reads the answers to a COMMIT sent without waiting, up to its sync point. A read-only
+    /// COMMIT has nothing to report; a lost connection shows in the next statement.
+    private func readCommitReply(_ conn: OpaquePointer) {
+        guard awaitingCommitReply else { return }
+        awaitingCommitReply = false
+        var emptyReads = 0
+        while PQstatus(conn) != CONNECTION_BAD {
+            guard let result = PQgetResult(conn) else {
+                emptyReads += 1
+                if emptyReads > 4 { break }
+                continue
+            }
+            emptyReads = 0
+            let status = PQresultStatus(result)
+            PQclear(result)
+            if status == PGRES_PIPELINE_SYNC { break }
+        }
+    }
+
+    /// Reads a pending COMMIT's answers and leaves pipeline mode, before anything that runs
+    /// outside a pipeline.
+    private func finishCommitReply(_ conn: OpaquePointer) {
+        guard awaitingCommitReply else { return }
+        readCommitReply(conn)
+        if PQexitPipelineMode(conn) != 1, PQstatus(conn) != CONNECTION_BAD {
+            Self.drainResults(on: conn)
+            _ = PQexitPipelineMode(conn)
+        }
+    }
+
+    /// Runs a BEGIN that was waiting for a statement to travel with, on its own (before a
+    /// cursor, a batch or a script).
+    private func flushPendingBegin(_ conn: OpaquePointer) throws {
+        guard let begin = pendingBegin else { return }
+        pendingBegin = nil
+        let result = PQexec(conn, begin)
+        defer { PQclear(result) }
+        guard let result, PQresultStatus(result) == PGRES_COMMAND_OK else {
+            throw PGErrorMapping.error(result: result, connection: conn, sql: begin)
+        }
     }
 
     func makeInterrupter() -> @Sendable () -> Void {
@@ -229,11 +338,14 @@ final class PostgresConnection: DriverConnection {
         self.handle = nil
         statements.removeAll()
         cursorOpen = false
+        pendingBegin = nil
+        awaitingCommitReply = false
+        heldCommit = nil
     }
 
     /// The libpq handle, or a ``DatabaseError/misuse(_:)`` when the connection is closed or
     /// a cursor is streaming on it.
-    private func readyHandle() throws -> OpaquePointer {
+    private func readyHandle(keepingCommitReply: Bool = false) throws -> OpaquePointer {
         guard let handle else {
             throw DatabaseError.misuse("this PostgreSQL connection is closed; open a new one")
         }
@@ -241,6 +353,7 @@ final class PostgresConnection: DriverConnection {
             throw DatabaseError.misuse(
                 "a cursor is open on this PostgreSQL connection: read it to the end or close it before running another statement")
         }
+        if !keepingCommitReply && (awaitingCommitReply || heldCommit != nil) { settleCommit(handle) }
         return handle
     }
 
@@ -337,9 +450,23 @@ final class PostgresConnection: DriverConnection {
 
     @discardableResult
     func execute(_ sql: String, bindings: [DatabaseValue], onRow: ((Row) throws -> Void)?) throws -> Int {
-        let conn = try readyHandle()
+        let conn = try readyHandle(keepingCommitReply: pendingBegin != nil)
+        if pendingBegin != nil, sql == "COMMIT" || sql == "ROLLBACK" {
+            // The transaction never reached the server: nothing to end.
+            pendingBegin = nil
+            return 0
+        }
         parameters.reset()
         try parameters.append(contentsOf: bindings)
+        if let begin = pendingBegin {
+            // Preparing runs outside the pipeline: only a statement not prepared yet on this
+            // connection pays for it (and for the wait for a pending COMMIT's answer).
+            if statements[PGStatementKey(sql: SQLTextKey(sql), types: parameters.types)] == nil { settleCommit(conn) }
+            let statement = try statement(for: sql, types: parameters.types, on: conn)
+            try checkParameterCount(statement, bindings.count, sql: sql)
+            pendingBegin = nil
+            return try executeAfterBegin(begin, statement: statement, sql: sql, bindingCount: bindings.count, onRow: onRow, on: conn)
+        }
         var mayRetry = true
         while true {
             let wasIdle = PQtransactionStatus(conn) == PQTRANS_IDLE
@@ -370,6 +497,77 @@ final class PostgresConnection: DriverConnection {
                 throw error
             }
         }
+    }
+
+    /// Sends `begin` and the prepared `statement` in one pipeline and reads both answers: one
+    /// round trip where two statements would cost two.
+    private func executeAfterBegin(
+        _ begin: String, statement: PGPreparedStatement, sql: String, bindingCount: Int,
+        onRow: ((Row) throws -> Void)?, on conn: OpaquePointer
+    ) throws -> Int {
+        // A previous read's COMMIT may still be on its way in this pipeline.
+        let commitInFlight = awaitingCommitReply
+        guard commitInFlight || PQenterPipelineMode(conn) == 1 else {
+            throw PGErrorMapping.error(result: nil, connection: conn, sql: begin)
+        }
+        // A previous read's COMMIT held back goes first in this pipeline.
+        let held = heldCommit
+        heldCommit = nil
+        let preamble = held == nil ? 1 : 2
+        var firstError: Error?
+        var changed = 0
+        let sent = (held.map { PQsendQueryParams(conn, $0, 0, nil, nil, nil, nil, 0) == 1 } ?? true)
+            && PQsendQueryParams(conn, begin, 0, nil, nil, nil, nil, 0) == 1
+            && parameters.withPointers { values, lengths, formats in
+                PQsendQueryPrepared(conn, statement.name, Int32(bindingCount), values, lengths, formats, statement.resultFormat)
+            } == 1
+            && PQpipelineSync(conn) == 1
+        if commitInFlight { readCommitReply(conn) }
+        if sent {
+            // Answers: BEGIN's result and NULL, the statement's result and NULL, then the sync.
+            var query = 0
+            var emptyReads = 0
+            reading: while PQstatus(conn) != CONNECTION_BAD {
+                guard let result = PQgetResult(conn) else {
+                    query += 1
+                    emptyReads += 1
+                    if emptyReads > 4 { break reading }
+                    continue
+                }
+                emptyReads = 0
+                defer { PQclear(result) }
+                switch PQresultStatus(result) {
+                case PGRES_PIPELINE_SYNC:
+                    break reading
+                case PGRES_PIPELINE_ABORTED:
+                    continue
+                case PGRES_TUPLES_OK where query >= preamble:
+                    if let onRow, firstError == nil {
+                        do {
+                            try Self.readRows(result, statement: statement, sql: sql, onRow: onRow)
+                        } catch {
+                            firstError = error
+                        }
+                    }
+                    changed = Self.changedRows(result)
+                case PGRES_COMMAND_OK, PGRES_EMPTY_QUERY, PGRES_TUPLES_OK:
+                    if query >= preamble { changed = Self.changedRows(result) }
+                default:
+                    if firstError == nil {
+                        firstError = PGErrorMapping.error(result: result, connection: conn, sql: query >= preamble ? sql : begin)
+                    }
+                }
+            }
+        }
+        if PQexitPipelineMode(conn) != 1, PQstatus(conn) != CONNECTION_BAD {
+            Self.drainResults(on: conn)
+            _ = PQexitPipelineMode(conn)
+        }
+        if PQstatus(conn) == CONNECTION_BAD || !sent {
+            throw firstError ?? PGErrorMapping.error(result: nil, connection: conn, sql: sql)
+        }
+        if let firstError { throw firstError }
+        return changed
     }
 
     /// Passes every row of `result` to `onRow`, reusing one row's value storage.
@@ -460,6 +658,7 @@ final class PostgresConnection: DriverConnection {
     func executeBatch(_ sql: String, bindingSets: [[DatabaseValue]]) throws -> Int {
         let conn = try readyHandle()
         guard !bindingSets.isEmpty else { return 0 }
+        try flushPendingBegin(conn)
 
         // Validate and prepare everything before the pipeline starts: a value that cannot
         // be bound must fail the batch before any of it reaches the server.
@@ -572,6 +771,7 @@ final class PostgresConnection: DriverConnection {
 
     func openCursor(_ sql: String, bindings: [DatabaseValue]) throws -> any DriverCursor {
         let conn = try readyHandle()
+        try flushPendingBegin(conn)
         parameters.reset()
         try parameters.append(contentsOf: bindings)
         let inTransaction = PQtransactionStatus(conn) != PQTRANS_IDLE
@@ -596,6 +796,7 @@ final class PostgresConnection: DriverConnection {
     func executeScript(_ sql: String) throws {
         let conn = try readyHandle()
         try SQLText.refuseNUL(in: sql)
+        try flushPendingBegin(conn)
         let result = PQexec(conn, sql)
         defer { PQclear(result) }
         guard let result else {

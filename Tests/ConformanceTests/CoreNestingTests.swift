@@ -81,7 +81,8 @@ struct CoreNestingTests {
             try db.read { conn in
                 let cursor = try conn.cursor(sql: "SELECT v FROM t ORDER BY v")
                 while let row = try cursor.next() {
-                    // Would interleave with the open cursor on its connection; runs on another.
+                    // PostgreSQL: would interleave with the open cursor, so it runs on another
+                    // connection; SQLite runs it beside the cursor on the same one.
                     seen.append(try row.decode(Int.self, at: 0) * 10 + (try values(db)).count)
                 }
             }

@@ -215,7 +215,7 @@ struct CorePoolStressTests {
             // A cancelled write may or may not have committed; every acknowledged one did.
             let rows = try count(db)
             #expect(rows >= committed.value)
-            #expect(try db.fetchOne(sql: "SELECT COUNT(*) FROM t WHERE v = -1")?.decode(Int.self, at: 0) == 0)
+            #expect(try await db.fetchOne(sql: "SELECT COUNT(*) FROM t WHERE v = -1")?.decode(Int.self, at: 0) == 0)
             #expect(db.openConnectionCount == db.idleConnectionCount)
             #expect(db.openConnectionCount <= (backend == .sqlite ? 1 + size : size))
         }

@@ -1,3 +1,4 @@
+import DriverPostgres
 import Foundation
 import Testing
 import Unity
@@ -63,6 +64,84 @@ struct CoreSnapshotReadTests {
                 return [first, second]
             }
             #expect(counts == [1, 1])
+        }
+    }
+
+    /// PostgreSQL sends a read's BEGIN in one pipeline with its first statement and does not
+    /// wait for its COMMIT's answer: the transaction must still be REPEATABLE READ READ ONLY,
+    /// and the connection, lent again at once, must work.
+    @Test func aPostgresReadIsRepeatableReadReadOnlyFromItsFirstStatement() throws {
+        try withTestDatabase(.postgres, connections: 1) { (db: Database) throws in
+            try makeTable(db)
+            for _ in 0..<3 {
+                let (isolation, readOnly) = try db.read { conn -> (String?, String?) in
+                    (try conn.fetchValue(String.self, sql: "SHOW transaction_isolation"),
+                     try conn.fetchValue(String.self, sql: "SHOW transaction_read_only"))
+                }
+                #expect(isolation == "repeatable read")
+                #expect(readOnly == "on")
+                // A write on the same (only) connection right after the read's COMMIT.
+                try insert(db, 1)
+                #expect(try db.withConnection { $0.isInTransaction } == false)
+            }
+            #expect(try db.read { try count($0) } == 3)
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func readsThatRunNothingFailFirstOrThrowLeaveTheConnectionClean(_ backend: Backend) throws {
+        struct Boom: Error {}
+        try withTestDatabase(backend, readers: 1, connections: 1) { (db: Database) throws in
+            try makeTable(db)
+            try insert(db, 1)
+            // No statement at all.
+            #expect(try db.read { _ in 42 } == 42)
+            // The closure throws before any statement.
+            #expect(throws: Boom.self) { try db.read { _ in throw Boom() } }
+            // The first statement fails: the read is aborted, nothing more runs in it.
+            var second: Error?
+            #expect(throws: DatabaseError.self) {
+                try db.read { conn in
+                    _ = try? conn.fetchAll(sql: "SELECT * FROM no_such_table")
+                    do { _ = try count(conn) } catch { second = error }
+                }
+            }
+            if case DatabaseError.transactionAborted? = second {} else {
+                Issue.record("expected transactionAborted, got \(String(describing: second))")
+            }
+            // A raw ROLLBACK as the first statement ends the read.
+            #expect(throws: DatabaseError.self) {
+                try db.read { conn in
+                    try conn.execute(sql: "ROLLBACK")
+                    _ = try count(conn)
+                }
+            }
+            // A read of one statement, many times, on the one connection.
+            for _ in 0..<5 { #expect(try db.read { try count($0) } == 1) }
+            #expect(try db.withConnection(role: .reader) { $0.isInTransaction } == false)
+            #expect(db.openConnectionCount == db.idleConnectionCount)
+        }
+    }
+
+    /// A read's COMMIT may travel with the next statement, but a connection that goes back to
+    /// an idle pool sends it at once: it never sits idle inside a transaction.
+    @Test func aPostgresConnectionIdlingAfterAReadIsNotInATransaction() throws {
+        try withTestDatabase(.postgres, connections: 1) { (db: Database) throws in
+            let pid = try #require(try db.read { try $0.fetchValue(Int.self, sql: "SELECT pg_backend_pid()") })
+            let url = try #require(postgresURL)
+            let observer = try Database(driver: PostgresDriver(url, connections: 1))
+            defer { observer.close() }
+            var state: String?
+            let deadline = Date(timeIntervalSinceNow: 10)
+            repeat {
+                state = try observer.withConnection {
+                    try $0.fetchValue(String.self, sql: "SELECT state FROM pg_stat_activity WHERE pid = CAST(? AS INTEGER)",
+                                      [.integer(Int64(pid))])
+                }
+                if state == "idle" { break }
+                Thread.sleep(forTimeInterval: 0.05)
+            } while Date() < deadline
+            #expect(state == "idle")
         }
     }
 }

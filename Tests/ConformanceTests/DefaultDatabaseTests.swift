@@ -40,15 +40,15 @@ extension ModelDefTests {
         #expect(DefaultDatabase.current === second.database)
 
         // Each database is really used: a row written through the default lands in `second`.
-        _ = try DefaultDatabase.resolve(nil).execute(sql: "CREATE TABLE default_probe (n INTEGER)")
-        _ = try DefaultDatabase.resolve(nil).execute(sql: "INSERT INTO default_probe (n) VALUES (?)", [.integer(7)])
-        #expect(try second.database.fetchOne(sql: "SELECT n FROM default_probe")?.decode(Int.self, at: 0) == 7)
-        #expect(throws: DatabaseError.self) { try first.database.fetchOne(sql: "SELECT n FROM default_probe") }
+        _ = try await DefaultDatabase.resolve(nil).execute(sql: "CREATE TABLE default_probe (n INTEGER)")
+        _ = try await DefaultDatabase.resolve(nil).execute(sql: "INSERT INTO default_probe (n) VALUES (?)", [.integer(7)])
+        #expect(try await second.database.fetchOne(sql: "SELECT n FROM default_probe")?.decode(Int.self, at: 0) == 7)
+        await #expect(throws: DatabaseError.self) { try await first.database.fetchOne(sql: "SELECT n FROM default_probe") }
 
         // Popping returns the top without closing it; the one below is the default again.
         #expect(DefaultDatabase.pop() === second.database)
         #expect(DefaultDatabase.current === first.database)
-        #expect(try second.database.fetchOne(sql: "SELECT n FROM default_probe") != nil)
+        #expect(try await second.database.fetchOne(sql: "SELECT n FROM default_probe") != nil)
 
         // replaceTop swaps the top (what DBManager.open does) and returns what it replaced.
         #expect(DefaultDatabase.replaceTop(with: second.database) === first.database)

@@ -82,6 +82,22 @@ public protocol DriverConnection: AnyObject {
     /// connection; the default is ``isUsable``.
     func isAliveAfterIdling() -> Bool
 
+    /// Offers the driver to send `sql` (a BEGIN) together with the next statement instead of
+    /// on its own, saving a round trip. Returns false when the driver does not (the caller
+    /// then runs it). Until that statement runs, ``transactionStatus`` reports `.active`, and
+    /// a COMMIT or ROLLBACK with nothing run in between costs nothing. The default is false.
+    func beginWithNextStatement(_ sql: String) -> Bool
+
+    /// Sends `sql` (the COMMIT of a read-only transaction) without waiting for its answer,
+    /// which the connection reads before it runs anything else. Returns false when the
+    /// driver does not (the caller then runs it). The default is false.
+    func commitWithoutWaiting(_ sql: String) -> Bool
+
+    /// Called by the pool when it puts the connection back with no one waiting for it: sends
+    /// what the connection held back to send with its next statement (a read-only COMMIT),
+    /// so that an idle connection never sits in a transaction. The default does nothing.
+    func flushHeldWork()
+
     /// True when the connection can run other statements while a cursor streams on it
     /// (SQLite: each statement is its own cursor); false when a cursor holds it (PostgreSQL).
     /// The default is false.
@@ -102,6 +118,15 @@ extension DriverConnection {
 
     /// False: a cursor holds the connection.
     public var runsStatementsBesideCursors: Bool { false }
+
+    /// False: the caller runs the BEGIN.
+    public func beginWithNextStatement(_ sql: String) -> Bool { false }
+
+    /// False: the caller runs the COMMIT.
+    public func commitWithoutWaiting(_ sql: String) -> Bool { false }
+
+    /// Nothing is ever held back.
+    public func flushHeldWork() {}
 }
 
 /// A forward-only stream of rows from one statement.

@@ -324,7 +324,16 @@ public final class Connection {
     @discardableResult
     public func transaction<T>(_ kind: TransactionKind = .immediate, _ body: (Connection) throws -> T) throws -> T {
         if driverConnection.transactionStatus == .idle && scopeDepth == 0 {
-            try execute(.begin(kind))
+            // The BEGIN travels with the first statement where the driver can (PostgreSQL:
+            // one pipeline; its BEGIN takes no lock and its snapshot starts at the first
+            // statement anyway), so a read of one statement costs one round trip. SQLite
+            // runs it now (BEGIN IMMEDIATE takes the write lock).
+            let begin = try render(.begin(kind))
+            if driverConnection.beginWithNextStatement(begin.sql) {
+                log(begin.sql, [])
+            } else {
+                try execute(begin)
+            }
             scopeDepth = 1
             abortReason = nil
             endReason = nil
@@ -342,7 +351,14 @@ public final class Connection {
             }
             try refuseCommitIfUnusable()
             do {
-                try execute(.commit)
+                // A read-only COMMIT has nothing to refuse: its answer is read before the
+                // connection runs anything else, rather than waited for now.
+                let commit = try render(.commit)
+                if kind == .readOnly, driverConnection.commitWithoutWaiting(commit.sql) {
+                    log(commit.sql, [])
+                } else {
+                    try execute(commit)
+                }
             } catch {
                 rollbackQuietly()
                 throw error

@@ -10,6 +10,8 @@ final class ConnectionSubpool: @unchecked Sendable {
     private let condition = NSCondition()
     private var idle: [any DriverConnection] = []
     private var open = 0
+    /// Callers waiting in ``checkout(timeout:nested:cancellation:)``.
+    private var waiting = 0
     private var closed = false
     let capacity: Int
     /// How many connections beyond ``capacity`` nested checkouts may open (see
@@ -82,7 +84,10 @@ final class ConnectionSubpool: @unchecked Sendable {
                     throw error
                 }
             }
-            if !condition.wait(until: deadline) {
+            waiting += 1
+            let signalled = condition.wait(until: deadline)
+            waiting -= 1
+            if !signalled {
                 // Re-check once: a connection may have come back right at the deadline.
                 if idle.isEmpty && open >= capacity && !closed && !(nested && open < capacity + overflow)
                     && !(cancellation?.isCancelled ?? false) {
@@ -117,7 +122,20 @@ final class ConnectionSubpool: @unchecked Sendable {
         }
         // An overflow connection (opened by a nested checkout beyond capacity) is closed.
         if keep && !closed && open <= capacity {
-            idle.append(connection)
+            // A connection that a waiter will take at once keeps what it held back for its
+            // next statement (a read's COMMIT travels with the next read's first statement);
+            // one that will sit idle sends it now, so it never idles inside a transaction.
+            if waiting <= idle.count {
+                condition.unlock()
+                connection.flushHeldWork()
+                condition.lock()
+            }
+            if closed {
+                open -= 1
+                dropped.append(connection)
+            } else {
+                idle.append(connection)
+            }
         } else {
             open -= 1
             dropped.append(connection)

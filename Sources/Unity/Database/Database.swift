@@ -222,6 +222,49 @@ public final class Database: Sendable {
         try await runAsync(role: role, body)
     }
 
+    // MARK: Async one-statement conveniences
+
+    /// ``fetchAll(_:)`` for async code: one AST SELECT runs by itself on a reader (no
+    /// BEGIN/COMMIT around it), anything else in a read-only transaction.
+    public func fetchAll(_ statement: SQLStatement) async throws -> [Row] {
+        if case .select = statement {
+            return try await runAsync(role: .reader) { try $0.fetchAll(statement) }
+        }
+        return try await read { try $0.fetchAll(statement) }
+    }
+
+    /// ``fetchOne(_:)`` for async code; runs like ``fetchAll(_:)-(SQLStatement)``.
+    public func fetchOne(_ statement: SQLStatement) async throws -> Row? {
+        if case .select = statement {
+            return try await runAsync(role: .reader) { try $0.fetchOne(statement) }
+        }
+        return try await read { try $0.fetchOne(statement) }
+    }
+
+    /// ``fetchAll(sql:_:)`` for async code: the raw query runs in a read-only transaction.
+    public func fetchAll(sql: String, _ bindings: [DatabaseValue] = []) async throws -> [Row] {
+        try await read { try $0.fetchAll(sql: sql, bindings) }
+    }
+
+    /// ``fetchOne(sql:_:)`` for async code: the raw query runs in a read-only transaction.
+    public func fetchOne(sql: String, _ bindings: [DatabaseValue] = []) async throws -> Row? {
+        try await read { try $0.fetchOne(sql: sql, bindings) }
+    }
+
+    /// ``execute(_:)`` for async code: one statement in its own write transaction; returns
+    /// the rows changed.
+    @discardableResult
+    public func execute(_ statement: SQLStatement) async throws -> Int {
+        try await write { try $0.execute(statement) }
+    }
+
+    /// ``execute(sql:_:)`` for async code: one raw statement with `?` placeholders in its own
+    /// write transaction; returns the rows changed.
+    @discardableResult
+    public func execute(sql: String, _ bindings: [DatabaseValue] = []) async throws -> Int {
+        try await write { try $0.execute(sql: sql, bindings) }
+    }
+
     private func runAsync<T: Sendable>(role: ConnectionRole, _ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         let control = CancellationControl()
         let executor = (role == .reader ? readerExecutor : nil) ?? writerExecutor
