@@ -127,6 +127,11 @@ final class PostgresConnection: DriverConnection {
     /// Connects and prepares the session: the settings of ``sessionSettings`` pinned with one
     /// round trip, NOTICEs dropped, and the search path set when asked.
     init(connectionString: String, searchPath: String?) throws {
+        if let searchPath, searchPath.utf8.count > 63 {
+            // The server would truncate the name and select another schema in silence.
+            throw DatabaseError.misuse(
+                "the search path schema name is \(searchPath.utf8.count) bytes long; PostgreSQL names hold at most 63 bytes")
+        }
         // expand_dbname = 1: the "dbname" value may be a whole URL or key/value string; the
         // keywords after it override what it says.
         let keywords = ["dbname", "client_encoding", "fallback_application_name"]

@@ -158,4 +158,18 @@ struct PostgresSessionTests {
         try db.withConnection { try expectPinned($0) }
         try checkDates(db, table: "dates")
     }
+
+    @Test("a search path schema name over 63 bytes is refused, never truncated by the server")
+    func longSearchPath() throws {
+        let url = try TestServer.url()
+        do {
+            _ = try PostgresDriver(url, searchPath: String(repeating: "s", count: 64)).connect(role: .writer)
+            Issue.record("a 64-byte schema name was accepted")
+        } catch let error as DatabaseError {
+            guard case .misuse = error else {
+                Issue.record("expected .misuse, got \(error)")
+                return
+            }
+        }
+    }
 }

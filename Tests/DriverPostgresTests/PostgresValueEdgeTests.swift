@@ -167,4 +167,37 @@ struct PostgresValueEdgeTests {
             #expect(try scalar(db, "SELECT count(*) FROM n") == .integer(0))
         }
     }
+
+    @Test("every mapped type stored in a table reads the same through both paths, NULLs included", arguments: Path.allCases)
+    func tableRoundTrip(_ path: Path) throws {
+        try withSchema { (_: TestSchema, db: any DriverConnection) throws in
+            try db.executeScript("""
+                CREATE TABLE v (id int, i8 bigint, i2 smallint, f8 float8, f4 float4, n numeric, b bool, t text,
+                                by bytea, u uuid, j jsonb, jt json, ts timestamptz, tsn timestamp, d date, vc varchar(5), c char(3))
+                """)
+            let u = UUID(uuidString: "f47ac10b-58cc-4372-a567-0e02b2c3d479")!
+            let when = Date(timeIntervalSinceReferenceDate: 189_302_400.123456)
+            let values: [DatabaseValue] = [
+                .integer(1), .integer(Int64.max), .integer(-32768), .double(-0.1), .double(1.5), .decimal(Decimal(string: "-12345.678900")!),
+                .bool(false), .text("é\u{301} 👍🏽 \\ ' \""), .blob(Data([0, 1, 0x5C, 0xFF])), .uuid(u), .json(#"{"a": [1, 2.5, null]}"#),
+                .text(#"{"b" : 1}"#), .date(when), .date(when), .date(when), .text("abc"), .text("x"),
+            ]
+            try db.execute("INSERT INTO v VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::jsonb, $12::json, $13, $14, $15, $16, $17)",
+                           bindings: values, onRow: nil)
+            try db.execute("INSERT INTO v (id) VALUES (2)", bindings: [], onRow: nil)
+            let suffix = path == .text ? ", '1 day'::interval AS forces_text" : ""
+            let all = try rows(db, "SELECT id, i8, i2, f8, f4, n, b, t, by, u, j, jt, ts, tsn, d, vc, c\(suffix) FROM v ORDER BY id")
+            try #require(all.count == 2)
+            let expected: [DatabaseValue] = [
+                .integer(1), .integer(Int64.max), .integer(-32768), .double(-0.1), .double(1.5), .decimal(Decimal(string: "-12345.6789")!),
+                .bool(false), .text("é\u{301} 👍🏽 \\ ' \""), .blob(Data([0, 1, 0x5C, 0xFF])), .uuid(u), .json(#"{"a": [1, 2.5, null]}"#),
+                .json(#"{"b" : 1}"#), .date(when), .date(when), .date(Date(timeIntervalSinceReferenceDate: 189_302_400)),
+                .text("abc"), .text("x  "),
+            ]
+            for (k, value) in expected.enumerated() {
+                #expect(all[0][k] == value, "column \(all[0].columnNames[k])")
+                if k > 0 { #expect(all[1][k] == .null, "NULL in \(all[1].columnNames[k])") }
+            }
+        }
+    }
 }

@@ -203,6 +203,10 @@ struct DecimalExactnessTests {
         #expect(Decimal.fromDatabaseValue(.text(String(repeating: "9", count: 39))) == nil)
         let d38 = "12345678901234567890.123456789012345678"
         #expect(Decimal.fromDatabaseValue(.text(d38))?.description == d38)
+        let nines = String(repeating: "9", count: 38)
+        #expect(Decimal.fromDatabaseValue(.text(nines))?.description == nines)
+        #expect(Decimal.fromDatabaseValue(.text("-0." + nines))?.description == "-0." + nines)
+        #expect(Decimal.fromDatabaseValue(.text("1000000000000000000000000000000000000001"))?.description == nil)
         #expect(Decimal.fromDatabaseValue(.text("-0.000100")) == Decimal(string: "-0.0001"))
         #expect(Decimal.fromDatabaseValue(.text("1e127")) == Decimal(sign: .plus, exponent: 127, significand: 1))
         #expect(Decimal.fromDatabaseValue(.text("1e170")) == nil)

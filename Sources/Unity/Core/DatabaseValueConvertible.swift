@@ -368,9 +368,21 @@ public enum DecimalText {
         guard digits.count <= 38 else { return nil }
         let power = lastPower
         guard power >= -128, power <= 127 else { return nil }
-        // 38 decimal digits always fit Decimal's 128-bit mantissa.
-        var mantissa = Decimal(0)
-        for d in digits { mantissa = mantissa * 10 + Decimal(Int(d)) }
+        // 38 decimal digits always fit Decimal's 128-bit mantissa; built from at most two
+        // 19-digit integers (each fits UInt64), so at most two Decimal operations.
+        func integer(_ slice: ArraySlice<UInt8>) -> UInt64 {
+            var v: UInt64 = 0
+            for d in slice { v = v &* 10 &+ UInt64(d) }
+            return v
+        }
+        let mantissa: Decimal
+        if digits.count <= 19 {
+            mantissa = Decimal(integer(digits[...]))
+        } else {
+            let split = digits.count - 19
+            mantissa = Decimal(integer(digits[..<split])) * Decimal(10_000_000_000_000_000_000 as UInt64)
+                + Decimal(integer(digits[split...]))
+        }
         let result = Decimal(sign: negative ? .minus : .plus, exponent: power, significand: mantissa)
         return result.isNaN ? nil : result
     }
