@@ -172,3 +172,50 @@ struct PersistableRecordTests {
         }
     }
 }
+
+@Suite("Persistable batches")
+struct PersistableBatchTests {
+    @Test(arguments: Backend.allCases)
+    func saveAllInsertAllDestroyAll(_ backend: Backend) throws {
+        try PersistableFixtures.withWorld(backend) { db in
+            // 1,200 new orders: several multi-row INSERTs; ids come back in the order given.
+            let orders = (0..<1_200).map { Order(hatId: $0, customerId: $0 % 3 == 0 ? nil : $0, quantity: $0 % 2 == 0 ? nil : 5) }
+            let saved = try Order.saveAll(orders)
+            #expect(saved.count == 1_200)
+            let ids = saved.compactMap(\.id)
+            #expect(ids.count == 1_200 && Set(ids).count == 1_200)
+            for order in Query<Order>().all() {
+                let copy = try #require(saved.first { $0.id == order.id })
+                #expect(copy.hatId == order.hatId && copy.customerId == order.customerId)
+                #expect(order.quantity == (order.hatId % 2 == 0 ? 1 : 5))
+            }
+            // Updates and inserts mixed; the updates write NULL.
+            // (The copies saved hold nil quantities, which an update would write as NULL into a
+            // NOT NULL column: update what the database holds.)
+            var changed = Query<Order>().filter("id", inList: saved.prefix(3).compactMap(\.id)).order("id", .orderedAscending).all()
+            for i in changed.indices { changed[i].note = "n\(i)" }
+            changed.append(Order(hatId: 5_000, customerId: nil))
+            let resaved = try Order.saveAll(changed, db)
+            #expect(resaved.prefix(3).map(\.id) == saved.prefix(3).map(\.id))
+            #expect(Query<Order>().filter("note IS NOT NULL").count() == 3)
+            #expect(Query<Order>().count() == 1_201)
+            // All or nothing: one row gone rolls the whole batch back.
+            #expect(try Order.destroyAll([saved[0]]) == 1)
+            let goneId = try #require(saved[0].id)
+            var batch = Query<Order>().filter("id", inList: saved[1...2].compactMap(\.id)).all()
+            for i in batch.indices { batch[i].note = "rolled back" }
+            #expect(throws: PersistableError.recordNotFound(tableName: "orders", id: goneId)) {
+                try Order.saveAll(batch + [saved[0]])
+            }
+            #expect(Query<Order>().filter(["note": "rolled back"]).count() == 0)
+            // Application-assigned ids.
+            let stores = try Store.insertAll([try Store(databaseRow: DatabaseRow(data: ["id": 70, "name": "a"])),
+                                              Store(name: "b")])
+            #expect(stores.first?.id == 70)
+            #expect(Query<Store>().find(70)?.name == "a")
+            #expect(Query<Store>().count() == 2)
+            #expect(throws: PersistableError.notSaved(tableName: "stores")) { try Store.destroyAll([Store(name: "x")]) }
+            #expect(try Store.destroyAll(stores) == 2)
+        }
+    }
+}
