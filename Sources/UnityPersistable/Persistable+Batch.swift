@@ -76,21 +76,26 @@ extension Persistable {
     private static func insert(_ planned: inout [PlannedWrite], _ indices: [Int], includeId: Bool, _ conn: Connection) throws {
         let maxBindings = conn.dialect.name == "postgres" ? 65_535 : 32_766
         var withIds: [SQLStatement] = []
-        var start = 0
-        while start < indices.count {
-            let first = planned[indices[start]]
-            let columns = first.insertColumns(includeId: includeId)
+        // Records with the same columns go together (a nil value leaves its column out, so one
+        // record in five with a NULL must not break every run of rows in two); within a group
+        // they keep their order.
+        var groups: [[String]: [Int]] = [:]
+        var groupOrder: [[String]] = []
+        for index in indices {
+            let columns = planned[index].insertColumns(includeId: includeId)
+            if groups[columns] == nil { groupOrder.append(columns) }
+            groups[columns, default: []].append(index)
+        }
+        for columns in groupOrder {
+            let members = groups[columns] ?? []
             let rowLimit = max(1, min(500, maxBindings / max(1, columns.count)))
-            var end = start + 1
-            while end < indices.count, end - start < rowLimit,
-                  planned[indices[end]].insertColumns(includeId: includeId) == columns { end += 1 }
-            let chunk = indices[start..<end]
-            let rows = chunk.map { planned[$0].insertValues(includeId: includeId) }
-            let assignsIds = !(includeId && first.id != nil)
-            var insert = SQLInsert(into: tableName, columns: columns,
-                                   source: columns.isEmpty ? .defaultValues : .values(rows))
-            if assignsIds {
-                if columns.isEmpty && chunk.count > 1 {
+            var start = 0
+            while start < members.count {
+                let end = min(start + rowLimit, members.count)
+                let chunk = members[start..<end]
+                start = end
+                let assignsIds = !(includeId && columns.first == "id" && planned[chunk[chunk.startIndex]].id != nil)
+                if columns.isEmpty {
                     // DEFAULT VALUES inserts one row: one statement per record.
                     for index in chunk {
                         let row = try conn.fetchOne(.insert(SQLInsert(into: tableName, columns: [], source: .defaultValues,
@@ -100,25 +105,29 @@ extension Persistable {
                         }
                         planned[index].id = id
                     }
-                } else {
+                    continue
+                }
+                var insert = SQLInsert(into: tableName, columns: columns,
+                                       source: .values(chunk.map { planned[$0].insertValues(includeId: includeId) }))
+                if assignsIds {
                     insert.returning = [.column("id")]
                     // Ids are assigned in VALUES order on both engines (SQLite's next rowid,
                     // PostgreSQL's identity evaluated row by row), so the i-th smallest id
                     // returned belongs to the i-th row, whatever order RETURNING lists them in.
                     var ids: [Int] = []
+                    ids.reserveCapacity(chunk.count)
                     try conn.forEachRow(.insert(insert)) { ids.append(try $0.decode(Int.self, at: 0)) }
                     guard ids.count == chunk.count else { throw PersistableError.missingInsertedId(tableName: tableName) }
                     ids.sort()
                     for (index, id) in zip(chunk, ids) { planned[index].id = id }
-                }
-            } else {
-                withIds.append(.insert(insert))
-                if withIds.count >= 64 {
-                    try conn.executeBatch(withIds)
-                    withIds.removeAll(keepingCapacity: true)
+                } else {
+                    withIds.append(.insert(insert))
+                    if withIds.count >= 64 {
+                        try conn.executeBatch(withIds)
+                        withIds.removeAll(keepingCapacity: true)
+                    }
                 }
             }
-            start = end
         }
         if !withIds.isEmpty { try conn.executeBatch(withIds) }
     }

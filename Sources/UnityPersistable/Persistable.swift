@@ -70,6 +70,10 @@ extension Persistable {
     /// ``save(_:)`` that throws what went wrong: the core's `DatabaseError` (a constraint
     /// violation, a missing table, …), ``PersistableError/recordNotFound(tableName:id:)`` for an
     /// update whose row is gone, or the error of `init(databaseRow:)` building the saved copy.
+    ///
+    /// The one statement a save runs commits by itself (it is atomic on its own, and skipping
+    /// BEGIN and COMMIT saves two round trips on PostgreSQL); inside a `write` or `transaction`
+    /// on the same thread it is part of that transaction.
     public func saveOrThrow(_ database: Database? = nil) throws -> Self {
         let db = try DefaultDatabase.resolve(database)
         let (columns, values) = persistedColumns()
@@ -79,10 +83,10 @@ extension Persistable {
             let assignments = zip(columns, values).map { SQLAssignment($0.0, .bind($0.1)) }
             if !assignments.isEmpty {
                 let update = SQLUpdate(table, set: assignments, where: .column("id").equals(.bind(.integer(Int64(id)))))
-                let changed = try db.write { try $0.execute(.update(update)) }
+                let changed = try db.withConnection(role: .writer) { try $0.execute(.update(update)) }
                 if changed == 0 { throw PersistableError.recordNotFound(tableName: table, id: id) }
             } else {
-                let exists = try db.read {
+                let exists = try db.withConnection(role: .reader) {
                     try $0.fetchOne(.select(SQLSelect(from: table).columns(.expression(.column("id")))
                         .where(.column("id").equals(.bind(.integer(Int64(id)))))))
                 }
@@ -99,7 +103,7 @@ extension Persistable {
             let insert = SQLInsert(into: table, columns: insertColumns,
                                    source: insertColumns.isEmpty ? .defaultValues : .values([insertValues]),
                                    returning: [.column("id")])
-            let row = try db.write { try $0.fetchOne(.insert(insert)) }
+            let row = try db.withConnection(role: .writer) { try $0.fetchOne(.insert(insert)) }
             guard let row, let id = try? row.decode(Int.self, at: 0) else {
                 throw PersistableError.missingInsertedId(tableName: table)
             }
@@ -160,7 +164,7 @@ extension Persistable {
         guard let id else { throw PersistableError.notSaved(tableName: Self.tableName) }
         let db = try DefaultDatabase.resolve(database)
         let delete = SQLDelete(from: Self.tableName, where: .column("id").equals(.bind(.integer(Int64(id)))))
-        return try db.write { try $0.execute(.delete(delete)) }
+        return try db.withConnection(role: .writer) { try $0.execute(.delete(delete)) }
     }
 
     // MARK: Relationships

@@ -35,6 +35,11 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
     public private(set) var limitCount: Int?
     /// OFFSET.
     public private(set) var offsetCount: Int?
+    /// Whether a raw fragment of the caller's SQL is part of the query. Such a query reads in a
+    /// read-only transaction (which refuses a write hidden in the fragment); a query built only
+    /// from column names runs its one SELECT by itself, which sees one snapshot anyway and saves
+    /// BEGIN and COMMIT (two round trips on PostgreSQL).
+    public private(set) var containsRawSQL: Bool
 
     /// A query for every record of `Record`.
     public init() {
@@ -45,6 +50,7 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
         orders = []
         limitCount = nil
         offsetCount = nil
+        containsRawSQL = false
     }
 
     // MARK: Building
@@ -86,6 +92,7 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
     public func filter(_ condition: SQLExpression) -> Query {
         var query = self
         query.filters.append(condition)
+        if case .fragment = condition { query.containsRawSQL = true }
         return query
     }
 
@@ -94,6 +101,7 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
     public func join(_ sql: String, _ values: [any DatabaseValueConvertible] = []) -> Query {
         var query = self
         query.joins.append(.fragment(SQLFragment(sql, values.map(\.databaseValue))))
+        query.containsRawSQL = true
         return query
     }
 
@@ -140,6 +148,7 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
     public func select(_ sql: String, _ values: [any DatabaseValueConvertible] = []) -> Query {
         var query = self
         query.selectClause = SQLFragment(sql, values.map(\.databaseValue))
+        query.containsRawSQL = true
         return query
     }
 
@@ -148,6 +157,7 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
         var query = self
         query.joins += other.joins
         query.filters += other.filters
+        query.containsRawSQL = containsRawSQL || other.containsRawSQL
         return query
     }
 
@@ -245,14 +255,14 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
         logging(database, "isEmpty", true) { db in
             var select = limit(1).statement
             select.columns = [.expression(.literal(.integer(1)), alias: nil)]
-            return try db.read { try $0.fetchOne(.select(select)) } == nil
+            return try reading(db) { try $0.fetchOne(.select(select)) } == nil
         }
     }
 
     /// The rows of the query as the core reads them, without building records.
     public func rows(_ database: Database? = nil) throws -> [Row] {
         let db = try DefaultDatabase.resolve(database)
-        return try db.read { try $0.fetchAll(.select(statement)) }
+        return try reading(db) { try $0.fetchAll(.select(statement)) }
     }
 
     /// Calls `body` with each record as the database produces it, without collecting them.
@@ -261,7 +271,7 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
         let db = try DefaultDatabase.resolve(database)
         let logger = db.configuration.logger
         let table = tableName
-        try db.read { conn in
+        try reading(db) { conn in
             try conn.forEachRow(.select(statement)) { row in
                 let record: Record
                 do { record = try Record(databaseRow: DatabaseRow(row: row)) } catch {
@@ -283,12 +293,19 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
         } else {
             select = SQLSelect(columns: [.expression(.countAll, alias: nil)], from: .subquery(inner, alias: "counted"))
         }
-        let count = try db.read { try $0.fetchValue(Int.self, .select(select)) }
+        let count = try reading(db) { try $0.fetchValue(Int.self, .select(select)) }
         return count ?? 0
     }
 
     func fetch(_ select: SQLSelect, _ db: Database, skipBadRows: Bool) throws -> [Record] {
-        try db.read { try fetch(select, $0, logger: db.configuration.logger, skipBadRows: skipBadRows) }
+        try reading(db) { try fetch(select, $0, logger: db.configuration.logger, skipBadRows: skipBadRows) }
+    }
+
+    /// Runs the query's one statement: alone on a reader connection, or in a read-only
+    /// transaction when the query holds the caller's raw SQL (see ``containsRawSQL``).
+    func reading<T>(_ db: Database, _ body: (Connection) throws -> T) throws -> T {
+        if containsRawSQL { return try db.read(body) }
+        return try db.withConnection(role: .reader, body)
     }
 
     func fetch(_ select: SQLSelect, _ conn: Connection, logger: Logger, skipBadRows: Bool) throws -> [Record] {

@@ -185,7 +185,7 @@ extension Query {
         let db = try DefaultDatabase.resolve(database)
         var select = limit(1).statement
         select.columns = [.expression(.literal(.integer(1)), alias: nil)]
-        return try db.read { try $0.fetchOne(.select(select)) } == nil
+        return try reading(db) { try $0.fetchOne(.select(select)) } == nil
     }
 }
 
