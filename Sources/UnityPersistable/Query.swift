@@ -265,18 +265,22 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
         return try reading(db) { try $0.fetchAll(.select(statement)) }
     }
 
-    /// Calls `body` with each record as the database produces it, without collecting them.
-    /// A row `init(databaseRow:)` rejects is logged and skipped.
+    /// Calls `body` with each record as the database produces it, through a cursor, without
+    /// collecting them (one row in memory at a time). A row `init(databaseRow:)` rejects is
+    /// logged and skipped.
     public func forEach(_ database: Database? = nil, _ body: (Record) throws -> Void) throws {
         let db = try DefaultDatabase.resolve(database)
         let logger = db.configuration.logger
         let table = tableName
         try reading(db) { conn in
-            try conn.forEachRow(.select(statement)) { row in
+            // A cursor: one row in memory at a time, however large the result.
+            let cursor = try conn.cursor(.select(statement))
+            defer { cursor.close() }
+            while let row = try cursor.next() {
                 let record: Record
                 do { record = try Record(databaseRow: DatabaseRow(row: row)) } catch {
                     logger.warning("skipped a \(table) row that init(databaseRow:) rejected: \(error)")
-                    return
+                    continue
                 }
                 try body(record)
             }
