@@ -33,7 +33,7 @@ public protocol Persistable {
 }
 
 /// Where the flavor logs what it skips or fails at when no database logger is at hand.
-let persistableLogger = Logger(label: "unity.persistable")
+@usableFromInline let persistableLogger = Logger(label: "unity.persistable")
 
 extension Persistable {
     /// A query for every record of this type: `Hat.query.filter(["color": "red"])`. A type may

@@ -193,6 +193,7 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
 
     /// Every record of the query. A row that `init(databaseRow:)` rejects is logged and skipped;
     /// a database error is logged and answers an empty array. ``allOrThrow(_:)`` throws both.
+    @inlinable
     public func all(_ database: Database? = nil) -> [Record] {
         logging(database, "all()", []) { db in
             try fetch(statement, db, skipBadRows: true)
@@ -201,6 +202,7 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
 
     /// Every record of the query; throws the database's error, or the first error of
     /// `init(databaseRow:)`.
+    @inlinable
     public func allOrThrow(_ database: Database? = nil) throws -> [Record] {
         try fetch(statement, DefaultDatabase.resolve(database), skipBadRows: false)
     }
@@ -211,6 +213,7 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
     }
 
     /// ``first(_:)`` that throws.
+    @inlinable
     public func firstOrThrow(_ database: Database? = nil) throws -> Record? {
         try fetch(limit(1).statement, DefaultDatabase.resolve(database), skipBadRows: false).first
     }
@@ -231,6 +234,7 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
     }
 
     /// ``find(_:_:)`` that throws.
+    @inlinable
     public func findOrThrow(_ id: Int, _ database: Database? = nil) throws -> Record? {
         try filter(SQLExpression.column(tableName, "id").equals(.bind(.integer(Int64(id))))).firstOrThrow(database)
     }
@@ -268,6 +272,7 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
     /// Calls `body` with each record as the database produces it, through a cursor, without
     /// collecting them (one row in memory at a time). A row `init(databaseRow:)` rejects is
     /// logged and skipped.
+    @inlinable
     public func forEach(_ database: Database? = nil, _ body: (Record) throws -> Void) throws {
         let db = try DefaultDatabase.resolve(database)
         let logger = db.configuration.logger
@@ -301,17 +306,23 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
         return count ?? 0
     }
 
+    // Inlinable (with the calls above) so that a client's fetch is specialized for its record
+    // type: building and collecting records through generic witnesses costs as much as reading
+    // the row.
+    @inlinable
     func fetch(_ select: SQLSelect, _ db: Database, skipBadRows: Bool) throws -> [Record] {
         try reading(db) { try fetch(select, $0, logger: db.configuration.logger, skipBadRows: skipBadRows) }
     }
 
     /// Runs the query's one statement: alone on a reader connection, or in a read-only
     /// transaction when the query holds the caller's raw SQL (see ``containsRawSQL``).
+    @inlinable
     func reading<T>(_ db: Database, _ body: (Connection) throws -> T) throws -> T {
         if containsRawSQL { return try db.read(body) }
         return try db.withConnection(role: .reader, body)
     }
 
+    @inlinable
     func fetch(_ select: SQLSelect, _ conn: Connection, logger: Logger, skipBadRows: Bool) throws -> [Record] {
         let table = tableName
         var records: [Record] = []
@@ -325,6 +336,7 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
         return records
     }
 
+    @inlinable
     func logging<T>(_ database: Database?, _ call: String, _ fallback: T, _ body: (Database) throws -> T) -> T {
         do {
             return try body(DefaultDatabase.resolve(database))
@@ -392,9 +404,11 @@ public struct PaginatedList<Record: Persistable>: Sendable, Equatable {
     public var pageQuery: Query<Record> { query.offset(pageSize * (page - 1)).limit(pageSize) }
 
     /// The records on this page (logged and empty on failure).
+    @inlinable
     public func all(_ database: Database? = nil) -> [Record] { pageQuery.all(database) }
 
     /// The records on this page; throws on failure.
+    @inlinable
     public func allOrThrow(_ database: Database? = nil) throws -> [Record] { try pageQuery.allOrThrow(database) }
 
     /// How many pages the query fills; an empty query has one page.

@@ -219,3 +219,29 @@ struct PersistableBatchTests {
         }
     }
 }
+
+@Suite("Persistable in transactions")
+struct PersistableTransactionTests {
+    struct Abort: Error {}
+
+    @Test(arguments: Backend.allCases)
+    func saveInsideAWriteJoinsItsTransaction(_ backend: Backend) throws {
+        try PersistableFixtures.withWorld(backend) { db in
+            #expect(throws: Abort.self) {
+                try db.write { _ in
+                    let saved = try PersistableFixtures.Store(name: "temp").saveOrThrow(db)
+                    // Seen inside the transaction…
+                    #expect(Query<PersistableFixtures.Store>().find(saved.id ?? 0, db)?.name == "temp")
+                    throw Abort()
+                }
+            }
+            // …and gone with its rollback.
+            #expect(Query<PersistableFixtures.Store>().count(db) == 0)
+            try db.write { _ in
+                _ = try PersistableFixtures.Store(name: "kept").saveOrThrow()
+                _ = try PersistableFixtures.Store(name: "kept too").saveOrThrow()
+            }
+            #expect(Query<PersistableFixtures.Store>().count(db) == 2)
+        }
+    }
+}
