@@ -218,14 +218,25 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
         try fetch(limit(1).statement, DefaultDatabase.resolve(database), skipBadRows: false).first
     }
 
-    /// The last record: the reversed query with LIMIT 1, or nil.
+    /// The last record: the reversed query with LIMIT 1, or nil (see `lastRecord`).
     public func last(_ database: Database? = nil) -> Record? {
-        logging(database, "last()", nil) { db in try fetch(reverse().limit(1).statement, db, skipBadRows: true).first }
+        logging(database, "last()", nil) { db in try lastRecord(db, skipBadRows: true) }
     }
 
     /// ``last(_:)`` that throws.
     public func lastOrThrow(_ database: Database? = nil) throws -> Record? {
-        try fetch(reverse().limit(1).statement, DefaultDatabase.resolve(database), skipBadRows: false).first
+        try lastRecord(DefaultDatabase.resolve(database), skipBadRows: false)
+    }
+
+    /// The reversed query with LIMIT 1. A query with its own limit fetches its (bounded) rows and
+    /// keeps the last, so that `limit(5).last()` is the fifth record, not the table's last; one
+    /// with only an offset checks the offset leaves a record.
+    func lastRecord(_ db: Database, skipBadRows: Bool) throws -> Record? {
+        if limitCount != nil { return try fetch(statement, db, skipBadRows: skipBadRows).last }
+        var reversed = reverse().limit(1)
+        reversed.offsetCount = nil
+        if let offset = offsetCount, offset > 0, try countStatement(db) == 0 { return nil }
+        return try fetch(reversed.statement, db, skipBadRows: skipBadRows).first
     }
 
     /// The record with this id that also matches the query's filters, or nil.

@@ -56,6 +56,10 @@ struct PersistableQueryTests {
             #expect(query.limit(2).limit(5).all().count == 2)
             #expect(query.offset(1).all().map(\.brimSize) == [14, 16])
             #expect(query.offset(1).limit(1).all().map(\.brimSize) == [14])
+            // last() of a limited or offset query is the last of its records.
+            #expect(query.limit(2).last()?.brimSize == 14)
+            #expect(query.offset(1).last()?.brimSize == 16)
+            #expect(query.offset(3).last() == nil)
             // Chained orders apply in the order given.
             let byColorThenBrim = Query<Hat>().order("color", .orderedAscending).order("brim_size", .orderedDescending)
             #expect(byColorThenBrim.all(db).map { "\($0.color)\($0.brimSize)" } == ["blue12", "green8", "red16", "red14", "red12", "red10"])
