@@ -38,7 +38,10 @@ let package = Package(
         ),
         .target(name: "DriverSQLite", dependencies: ["Unity", "CSQLite"]),
         .target(name: "DriverPostgres", dependencies: ["Unity", "CLibPQ"]),
-        .target(name: "UnityPersistable", dependencies: ["Unity"]),
+        .target(
+            name: "UnityPersistable",
+            dependencies: ["Unity", .product(name: "Logging", package: "swift-log")]
+        ),
         .target(name: "UnityORM", dependencies: ["Unity"]),
         .target(name: "UnityState", dependencies: ["Unity"]),
         .target(name: "UnityPredicates", dependencies: ["Unity"]),

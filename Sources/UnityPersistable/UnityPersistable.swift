@@ -1,2 +1,3 @@
-// The UnityPersistable flavor sits on the Unity core; its issue fills this module.
+// The active-record flavor (Tailor's `Persistable`, `Query<T>`, `Validation`) on the Unity core.
+// A user imports this module alone and gets the core's `Database`, values and errors too.
 @_exported import Unity

@@ -69,8 +69,10 @@ enum SubjectRegistry {
         CoreSubject(backend: .postgres),
         ModelDefSubject(backend: .sqlite),
         ModelDefSubject(backend: .postgres),
+        PersistableSubject(backend: .sqlite),
+        PersistableSubject(backend: .postgres),
         // The other flavors join here as they land, one subject per backend each:
-        // PersistableSubject, ORMSubject, PredicatesSubject, StateSubject.
+        // ORMSubject, PredicatesSubject, StateSubject.
         GRDBSubject(),
         PostgresNIOSubject(),
     ]
