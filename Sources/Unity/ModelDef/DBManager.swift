@@ -97,11 +97,13 @@ public enum DBManager {
             .map { base.appendingPathComponent($0).path }
     }
 
-    /// Closes the default database (the top of the stack, if any) and forgets it; the one
-    /// below it, if any, becomes the default again.
+    /// Closes every database on the stack (the opened one and any pushed above it) and
+    /// forgets them, as sModel's `close()`; afterwards there is no default database. Pushed
+    /// databases are not deleted (``pop(deleteDB:)`` does that). The stack is the core's
+    /// ``DefaultDatabase`` stack, shared with the other flavors.
     public static func close() {
-        if let previous = DefaultDatabase.pop(), !DefaultDatabase.contains(previous) {
-            previous.close()
+        while let previous = DefaultDatabase.pop() {
+            if !DefaultDatabase.contains(previous) { previous.close() }
         }
     }
 

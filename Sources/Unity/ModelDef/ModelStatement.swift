@@ -30,6 +30,23 @@ public struct ModelStatement: Sendable, Hashable {
         self.steps = [.statement(.raw(SQLFragment(sql, arguments.map(\.databaseValue))))]
     }
 
+    /// The statement itself when it returns rows: a SELECT, an INSERT, UPDATE or DELETE with
+    /// RETURNING, or a raw statement whose first word is SELECT, WITH, VALUES, PRAGMA, SHOW
+    /// or EXPLAIN. Batches with a results handler hand back its rows.
+    var query: SQLStatement? {
+        guard steps.count == 1, case .statement(let statement) = steps[0] else { return nil }
+        switch statement {
+        case .select: return statement
+        case .insert(let insert): return insert.returning.isEmpty ? nil : statement
+        case .update(let update): return update.returning.isEmpty ? nil : statement
+        case .delete(let delete): return delete.returning.isEmpty ? nil : statement
+        case .raw(let fragment):
+            let firstWord = fragment.sql.drop { !$0.isLetter }.prefix { $0.isLetter }.uppercased()
+            return ["SELECT", "WITH", "VALUES", "PRAGMA", "SHOW", "EXPLAIN"].contains(firstWord) ? statement : nil
+        default: return nil
+        }
+    }
+
     /// The SQL statements this runs, in order, as they would run one at a time (a batch may
     /// merge neighbouring inserts into one multi-row INSERT).
     public var sqlStatements: [SQLStatement] {
@@ -168,6 +185,19 @@ struct ModelBatchRunner {
     /// Runs `statements`; returns the number of rows changed.
     @discardableResult
     func run(_ statements: [ModelStatement], on conn: Connection) throws -> Int {
+        var unused: [[Row]?] = []
+        return try run(statements, on: conn, results: &unused, collecting: false)
+    }
+
+    /// Runs `statements` and sets `results` to one entry per statement: the rows of each
+    /// query (``ModelStatement/isQuery``), nil for the others.
+    @discardableResult
+    func run(_ statements: [ModelStatement], on conn: Connection, results: inout [[Row]?]) throws -> Int {
+        try run(statements, on: conn, results: &results, collecting: true)
+    }
+
+    private func run(_ statements: [ModelStatement], on conn: Connection, results: inout [[Row]?],
+                     collecting: Bool) throws -> Int {
         var changed = 0
         var pending: [SQLStatement] = []
         var group: BatchableInsert?
@@ -194,6 +224,15 @@ struct ModelBatchRunner {
         }
 
         for statement in statements {
+            if collecting {
+                if let query = statement.query {
+                    try flushGroup()
+                    try flushPending()
+                    results.append(try conn.fetchAll(query))
+                    continue
+                }
+                results.append(nil)
+            }
             for step in statement.steps {
                 switch step {
                 case .statement(let sql):
