@@ -134,10 +134,13 @@ extension ModelDefTests {
                 try Gadget(id: 2, serverId: "s9", name: "moved", color: "red", qty: 0).save(in: db)
             }
             #expect(try Self.gadgets(db) == [oneAgain, two])
-            // A new key of both kinds is a plain insert that returns the row as stored
-            // (a column left nil takes its default).
-            let three = try Gadget(id: 3, serverId: "s3", name: nil, color: nil, qty: nil).save(in: db)
-            #expect(three == Gadget(id: 3, serverId: "s3", name: nil, color: "grey", qty: 0, existsInDatabase: true))
+            // A new key of both kinds is a plain insert that returns the row as stored.
+            let three = try Gadget(id: 3, serverId: "s3", name: nil, color: "c", qty: 3).save(in: db)
+            #expect(three == Gadget(id: 3, serverId: "s3", name: nil, color: "c", qty: 3, existsInDatabase: true))
+            // A nil value is written as NULL (sModel left it out, so the default applied):
+            // here the NOT NULL column refuses it, and nothing is written.
+            #expect(throws: DatabaseError.self) { try Gadget(id: 4, serverId: "s4", color: nil, qty: 1).save(in: db) }
+            #expect(try Gadget.count(in: db) == 3)
         }
     }
 
@@ -150,16 +153,16 @@ extension ModelDefTests {
             let one = SyncedGadget(id: 1, serverId: "s1", name: "one", color: "red", qty: 1, existsInDatabase: true)
             let two = SyncedGadget(id: 2, serverId: "s2", name: "two", color: "red", qty: 2, existsInDatabase: true)
             #expect(throws: ModelError.duplicate(existing: one)) {
-                try SyncedGadget(id: 9, serverId: "s1", name: "x").save(in: db)
+                try SyncedGadget(id: 9, serverId: "s1", name: "x", color: "c", qty: 1).save(in: db)
             }
             #expect(throws: ModelError.duplicate(existing: one)) {
-                try SyncedGadget(id: 2, serverId: "s1", name: "x").save(in: db)
+                try SyncedGadget(id: 2, serverId: "s1", name: "x", color: "c", qty: 1).save(in: db)
             }
             #expect(throws: ModelError.duplicate(existing: two)) {
-                try SyncedGadget(id: 2, serverId: "s7", name: "x").save(in: db)
+                try SyncedGadget(id: 2, serverId: "s7", name: "x", color: "c", qty: 1).save(in: db)
             }
             #expect(throws: ModelError.duplicate(existing: two)) {
-                try SyncedGadget(id: 2, serverId: nil, name: "x").save(in: db)
+                try SyncedGadget(id: 2, serverId: nil, name: "x", color: "c", qty: 1).save(in: db)
             }
             #expect(try SyncedGadget.allInstances(orderedBy: [.ascending("id")], in: db) == [one, two])
             // A model read from the database still updates its own row.
@@ -206,10 +209,13 @@ extension ModelDefTests {
         try withTestDatabase(backend) { db in
             try ModelDefDuplicateFixtures.migrate(db, backend)
             try Gadget(id: 1, serverId: "s1", name: "one", color: "red", qty: 1).save(in: db)
-            // The row is inserted with the default 'grey', which is not an Int.
-            #expect(throws: (any Error).self) {
+            // Replacing, the row is inserted with the default 'grey', which is not an Int: the
+            // read-back fails inside the save's transaction.
+            DBManager.blindlyReplaceDuplicates = true
+            #expect(throws: DatabaseError.self) {
                 try ModelDefDuplicateFixtures.MisreadGadget(id: 2, color: nil).save(in: db)
             }
+            DBManager.blindlyReplaceDuplicates = false
             // CHECK on insert, CHECK and NOT NULL on the update of a duplicate.
             #expect(throws: DatabaseError.self) { try Gadget(id: 3, serverId: "s3", qty: -1).save(in: db) }
             #expect(throws: DatabaseError.self) { try Gadget(id: 1, serverId: "s1", name: "x", color: "c", qty: -1).save(in: db) }
@@ -238,7 +244,7 @@ extension ModelDefTests {
                 Gadget(id: 50, serverId: "s1", name: "one*", color: "c1", qty: 11).createSaveStatement(), // row 1 by secondary
                 Gadget(id: 3, serverId: "s2", name: "two*", color: "c2", qty: 12).createSaveStatement(),  // row 2 by secondary, not row 3
                 Gadget(id: 3, serverId: "s9", name: "three*", color: "c3", qty: 13).createSaveStatement(), // row 3 by primary
-                Gadget(id: 4, serverId: "s4", name: "four", color: nil, qty: nil).createSaveStatement(),
+                Gadget(id: 4, serverId: "s4", name: "four", color: "c", qty: 0).createSaveStatement(),
                 Gadget(id: 5, serverId: "s4", name: "four*", color: "c4", qty: 14).createSaveStatement(), // row 4 by secondary
                 Gadget(id: 4, serverId: nil, name: "four**", color: "c5", qty: 15).createSaveStatement(), // row 4 by primary
             ], in: db)
@@ -269,12 +275,12 @@ extension ModelDefTests {
             // Syncable: duplicates stay as they are, new rows go in.
             let before = try Self.gadgets(db)
             try DBManager.executeStatements([
-                SyncedGadget(id: 1, serverId: "zz", name: "no").createSaveStatement(),
-                SyncedGadget(id: 99, serverId: "s9", name: "no").createSaveStatement(),
+                SyncedGadget(id: 1, serverId: "zz", name: "no", color: "c", qty: 1).createSaveStatement(),
+                SyncedGadget(id: 99, serverId: "s9", name: "no", color: "c", qty: 1).createSaveStatement(),
                 SyncedGadget(id: 70, serverId: "n1", name: "new", color: "c", qty: 1).createSaveStatement(),
-                SyncedGadget(id: 70, serverId: "n2", name: "no").createSaveStatement(),
+                SyncedGadget(id: 70, serverId: "n2", name: "no", color: "c", qty: 1).createSaveStatement(),
                 SyncedGadget(id: 71, serverId: nil, name: "new 2", color: "c", qty: 1).createSaveStatement(),
-                SyncedGadget(id: 71, serverId: nil, name: "no").createSaveStatement(),
+                SyncedGadget(id: 71, serverId: nil, name: "no", color: "c", qty: 1).createSaveStatement(),
             ], in: db)
             #expect(try Self.gadgets(db) == before + [
                 Gadget(id: 70, serverId: "n1", name: "new", color: "c", qty: 1, existsInDatabase: true),
@@ -291,12 +297,13 @@ extension ModelDefTests {
             try ModelDefDuplicateFixtures.migrate(db, backend)
             try Gadget(id: 1, serverId: "s1", name: "one", color: "red", qty: 1).save(in: db)
             let before = try Self.gadgets(db)
-            let good = try (10..<30).map { try Gadget(id: $0, serverId: "g\($0)", name: "g").createSaveStatement() }
+            let good = try (10..<30).map { try Gadget(id: $0, serverId: "g\($0)", name: "g", color: "c", qty: 0).createSaveStatement() }
             let update = try Gadget(id: 7, serverId: "s1", name: "changed", color: "c", qty: 1).createSaveStatement()
             let failures: [ModelStatement] = [
                 try ModelDefDuplicateFixtures.Part(id: 1, label: nil).createSaveStatement(),      // NOT NULL
-                try Gadget(id: 40, serverId: "x", qty: -1).createSaveStatement(),                 // CHECK on insert
-                try Gadget(id: 41, qty: -1).createSaveStatement(),                                // CHECK, primary-key path
+                try Gadget(id: 40, serverId: "x", color: "c", qty: -1).createSaveStatement(),     // CHECK on insert
+                try Gadget(id: 41, color: "c", qty: -1).createSaveStatement(),                    // CHECK, primary-key path
+                try Gadget(id: 42, serverId: "y", color: nil, qty: 1).createSaveStatement(),      // NOT NULL on insert
                 try Gadget(id: 8, serverId: "s1", name: "n", color: nil, qty: 1).createSaveStatement(), // NOT NULL on the update
             ]
             for failure in failures {

@@ -349,7 +349,11 @@ extension ModelDef {
         var values: [DatabaseValue] = []
         var nullColumns: [String] = []
         for pair in pairs {
-            if case .null = pair.value {
+            // Replacing, a nil column is left out so that it takes its default, as SQLite's
+            // INSERT OR REPLACE would leave it. Otherwise it is written as NULL: leaving it out
+            // too would give rows with different nil columns different shapes, and a batch
+            // could no longer merge them into multi-row INSERTs.
+            if replacing, case .null = pair.value {
                 nullColumns.append(pair.column)
             } else {
                 columns.append(pair.column)

@@ -86,12 +86,12 @@ enum ConflictRule: Sendable, Hashable {
 /// inserts of the same shape (table, columns, nil columns, rule) into a multi-row INSERT.
 struct BatchableInsert: Sendable, Hashable {
     var table: String
-    /// The columns inserted: those of the model whose values are not nil (a column left nil
-    /// takes its default on insert, as sModel's inserts did).
+    /// The columns inserted: every column of the model, except, when replacing, those whose
+    /// values are nil (they take their default).
     var columns: [String]
     var values: [DatabaseValue]
-    /// The model's columns whose values are nil: not inserted, but set (to NULL, or to their
-    /// default for ``ConflictRule/PrimaryAction/replace``) when an existing row is updated.
+    /// When replacing, the model's columns whose values are nil: not inserted, and set to
+    /// their default (`excluded`) when an existing row is replaced. Empty otherwise.
     var nullColumns: [String]
     var conflict: ConflictRule
 
@@ -113,7 +113,7 @@ struct BatchableInsert: Sendable, Hashable {
     var distinctKeys: [[DatabaseValue]] {
         switch conflict {
         case .none: return []
-        case .primary(let keys, _): return [[.integer(0)] + keyValues(keys)]
+        case .primary(let keys, _): return [keyValues(keys)]
         case .secondary(let primary, let secondary, _):
             return [[.integer(0)] + keyValues(primary), [.integer(1)] + keyValues(secondary)]
         }
