@@ -316,6 +316,29 @@ extension ModelDefTests {
         }
     }
 
+    /// A batch first tries plain INSERTs in a savepoint and, when a key is taken, runs again
+    /// with the duplicate rules: inside a transaction of the caller's, that transaction goes on
+    /// (on PostgreSQL a failed statement would otherwise abort it), and a duplicate found only
+    /// at the end of the batch still leaves the whole batch applied once.
+    @Test(arguments: Backend.allCases)
+    func batchRetryWithDuplicatesInsideACallersTransaction(_ backend: Backend) throws {
+        try withTestDatabase(backend) { db in
+            try ModelDefDuplicateFixtures.migrate(db, backend)
+            try Thing(tid: "t99", name: "old").save(in: db)
+            try db.write { conn in
+                try Thing(tid: "before", name: "b").save(in: db)
+                var statements = try (0..<100).map { try Thing(tid: "t\($0)", name: "new").createSaveStatement() }
+                statements.append(ModelStatement(sql: "UPDATE \"Thing\" SET name = name || ? WHERE tid = ?", "+", "before"))
+                try DBManager.executeStatements(statements, on: conn)
+                try Thing(tid: "after", name: "a").save(in: db)
+            }
+            #expect(try Thing.count(in: db) == 102)
+            #expect(try Thing.countWhere("name = ?", "new", in: db) == 100)
+            #expect(try Thing.firstInstanceWhere("tid = ?", "before", in: db)?.name == "b+")
+            #expect(try Thing.firstInstanceWhere("tid = ?", "after", in: db)?.name == "a")
+        }
+    }
+
     /// Thousands of saves with secondary keys, half of them duplicates, some of them twice.
     @Test(arguments: Backend.allCases)
     func largeBatchOfSecondaryKeyDuplicates(_ backend: Backend) throws {

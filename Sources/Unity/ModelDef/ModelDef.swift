@@ -338,11 +338,10 @@ extension ModelDef {
         } else if primaryColumns.isEmpty {
             conflict = .none
         } else if hasSecondaryValue {
-            _ = try keyCondition(secondaryKeys, in: pairs)
-            _ = try keyCondition(primaryKeys, in: pairs)
+            try checkKeysAreColumns(secondaryColumns + primaryColumns, pairs)
             conflict = .secondary(primary: primaryColumns, secondary: secondaryColumns, syncable: Self.syncable)
         } else {
-            _ = try keyCondition(primaryKeys, in: pairs)
+            try checkKeysAreColumns(primaryColumns, pairs)
             conflict = .primary(keys: primaryColumns, action: Self.syncable ? .ignore : .update)
         }
         var columns: [String] = []
@@ -360,9 +359,18 @@ extension ModelDef {
                 values.append(pair.value)
             }
         }
-        let batchable = BatchableInsert(table: Self.tableName, columns: columns, values: values,
+        var batchable = BatchableInsert(table: Self.tableName, columns: columns, values: values,
                                         nullColumns: nullColumns, conflict: conflict)
+        batchable.insertsPlainlyWhenKeysAreFree = !replacing && !existsInDatabase
         return ModelSavePlan(pairs: pairs, before: before, batchable: batchable, replaces: replacing)
+    }
+
+    /// Throws when a key is not one of the encoded columns (without building a condition: this
+    /// runs once per row of a batch).
+    func checkKeysAreColumns(_ keys: [String], _ pairs: [(column: String, value: DatabaseValue)]) throws {
+        for key in keys where !pairs.contains(where: { $0.column == key }) {
+            throw DatabaseError.misuse("\(Self.self): key \(key) is not one of the encoded columns \(pairs.map(\.column))")
+        }
     }
 
     /// Another row that holds this model's secondary key (for a model read from the database
