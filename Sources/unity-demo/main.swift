@@ -19,6 +19,29 @@ struct Thing: ModelDef {
     static let syncable = false
 }
 
+/// The same table, for a client that mirrors a server: a row it already has stays as it is.
+struct SyncedThing: ModelDef {
+    var tid: String
+    var name: String?
+
+    static let tableName = "Thing"
+    var existsInDatabase = false
+    var primaryKeys: [any CodingKey] { [CodingKeys.tid] }
+    static let syncable = true
+}
+
+/// A local primary key and a secondary key the server gives the row later.
+struct Gadget: ModelDef {
+    var id: Int
+    var serverId: String?
+    var name: String?
+
+    static let tableName = "Gadget"
+    var existsInDatabase = false
+    var primaryKeys: [any CodingKey] { [CodingKeys.id] }
+    var secondaryKeys: [any CodingKey] { [CodingKeys.serverId] }
+}
+
 func section(_ title: String) {
     print("\n== \(title)")
 }
@@ -42,6 +65,9 @@ func writeMigrations() throws -> [String] {
               "thing_tid" TEXT NOT NULL REFERENCES "Thing"("tid") ON DELETE CASCADE,
               "qty" INTEGER NOT NULL CHECK ("qty" > 0)
             );
+            """,
+        "0003_gadget.sql": """
+            CREATE TABLE "Gadget" ("id" INTEGER PRIMARY KEY, "serverId" TEXT UNIQUE, "name" TEXT);
             """,
     ]
     for (name, sql) in files {
@@ -106,23 +132,51 @@ func run() throws {
     }
     let some = try Thing.instancesWhere("tid in (?, ?)", "tid1", "tid2")
     print("instancesWhere(\"tid in (?, ?)\", \"tid1\", \"tid2\"): \(some.map { $0.name ?? "nil" })")
+
+    section("Saving a key that is already taken (sModel's rules)")
     do {
-        try Thing(tid: "tid2", name: "impostor").save()
+        try Thing(tid: "tid2", name: "thing two").save()
     } catch let ModelError<Thing>.duplicate(existing) {
-        print("saving a second tid2 throws ModelError.duplicate; the row in the database: \(existing.name ?? "nil")")
+        // Not syncable: the row was updated (and committed), then the error says it existed.
+        print("save() of a new tid2: ModelError.duplicate; the row now: \(existing.name ?? "nil")")
     }
+    do {
+        try SyncedThing(tid: "tid2", name: "from the server").save()
+    } catch let ModelError<SyncedThing>.duplicate(existing) {
+        print("syncable: the row stays as it is: \(existing.name ?? "nil")")
+    }
+    try Gadget(id: 1, serverId: nil, name: "made offline").save()
+    do {
+        // Matched on the primary key (no row has srv-7 yet): the row takes the server's id.
+        try Gadget(id: 1, serverId: "srv-7", name: "synced").save()
+    } catch ModelError<Gadget>.duplicate {}
+    do {
+        // Matched on the secondary key first: row 1 is updated and keeps its own id.
+        try Gadget(id: 99, serverId: "srv-7", name: "renamed on the server").save()
+    } catch let ModelError<Gadget>.duplicate(existing) {
+        print("secondary key first: row \(existing.id) (\(existing.serverId ?? "nil")) is now \(existing.name ?? "nil")")
+    }
+    DBManager.blindlyReplaceDuplicates = true
+    try Thing(tid: "tid2", name: "replaced").save()
+    DBManager.blindlyReplaceDuplicates = false
+    print("blindlyReplaceDuplicates: no error; tid2 is \(try Thing.firstInstanceWhere("tid = ?", "tid2")?.name ?? "nil")")
 
     section("Batch statements in one transaction")
     let batch = try (4...1003).map { try Thing(tid: "tid\($0)", name: "batch \($0)").createSaveStatement() }
     try DBManager.executeStatements(batch)
     print("1,000 saves in one transaction; Thing.count() = \(try Thing.count())")
+    try DBManager.executeStatements([
+        try Thing(tid: "new-a", name: "a").createSaveStatement(),
+        try Thing(tid: "tid1", name: "updated by a batch").createSaveStatement(),
+    ])
+    print("a batch with a duplicate does not throw: tid1 is \(try Thing.firstInstanceWhere("tid = ?", "tid1")?.name ?? "nil")")
     do {
         try DBManager.executeStatements([
-            try Thing(tid: "new-a", name: "a").createSaveStatement(),
-            try Thing(tid: "tid1", name: "duplicate").createSaveStatement(),
+            try Thing(tid: "new-b", name: "b").createSaveStatement(),
+            ModelStatement(sql: "INSERT INTO \"Order\" (id, thing_tid, qty) VALUES (?, ?, ?)", 99, "new-b", 0),
         ])
     } catch {
-        print("a batch with a duplicate fails as a whole: new-a saved? \(try Thing.firstInstanceWhere("tid = ?", "new-a") != nil)")
+        print("a batch with a CHECK violation fails as a whole: new-b saved? \(try Thing.firstInstanceWhere("tid = ?", "new-b") != nil)")
     }
 
     section("The core: AST statements, one error type, transactions")

@@ -275,7 +275,8 @@ struct ModelDefTests {
 
             try db.write { _ in
                 try Thing(tid: "a", name: "A").save(in: db)
-                #expect(throws: ModelError.duplicate(existing: Thing(tid: "a", name: "A", existsInDatabase: true))) {
+                // Not syncable: the row is updated, then the duplicate is thrown.
+                #expect(throws: ModelError.duplicate(existing: Thing(tid: "a", name: "again", existsInDatabase: true))) {
                     try Thing(tid: "a", name: "again").save(in: db)
                 }
                 try Thing(tid: "b", name: "B").save(in: db)
@@ -315,8 +316,8 @@ struct ModelDefTests {
             let left = try Membership.allInstances(orderedBy: [.ascending("groupId"), .ascending("userId")], in: db)
             #expect(left.map { [$0.groupId, $0.userId] } == [[1, 2], [2, 1]])
 
-            // Same primary key, new model: a duplicate carrying the row in the database.
-            #expect(throws: ModelError.duplicate(existing: Membership(groupId: 2, userId: 1, role: "member", existsInDatabase: true))) {
+            // Same primary key, new model: the row is updated, and the duplicate carries it.
+            #expect(throws: ModelError.duplicate(existing: Membership(groupId: 2, userId: 1, role: "other", existsInDatabase: true))) {
                 try Membership(groupId: 2, userId: 1, role: "other").save(in: db)
             }
         }
@@ -328,22 +329,24 @@ struct ModelDefTests {
             try ModelDefFixtures.migrate(db, backend)
             #expect(DBManager.blindlyReplaceDuplicates == false)
             try Thing(tid: "tid1", name: "original").save(in: db)
-            #expect(throws: ModelError.duplicate(existing: Thing(tid: "tid1", name: "original", existsInDatabase: true))) {
+            #expect(throws: ModelError.duplicate(existing: Thing(tid: "tid1", name: "impostor", existsInDatabase: true))) {
                 try Thing(tid: "tid1", name: "impostor").save(in: db)
             }
-            #expect(try Thing.firstInstanceWhere("tid = ?", "tid1", in: db)?.name == "original")
+            #expect(try Thing.firstInstanceWhere("tid = ?", "tid1", in: db)?.name == "impostor")
 
-            // Conflict on the secondary key: found by it.
+            // Conflict on the secondary key: found by it, updated, keeps its primary key.
             try Account(id: 1, email: "a@example.com", name: "Ann").save(in: db)
             var bob = try Account(id: 2, email: "b@example.com", name: "Bob").save(in: db)
-            let ann = Account(id: 1, email: "a@example.com", name: "Ann", existsInDatabase: true)
+            let ann = Account(id: 1, email: "a@example.com", name: "Eve", existsInDatabase: true)
             #expect(throws: ModelError.duplicate(existing: ann)) {
                 try Account(id: 3, email: "a@example.com", name: "Eve").save(in: db)
             }
-            // An update that takes another row's secondary key: the other row, not its own.
+            // A model read from the database whose update takes another row's secondary key:
+            // the other row, and nothing is written.
             bob.email = "a@example.com"
             #expect(throws: ModelError.duplicate(existing: ann)) { try bob.save(in: db) }
             #expect(try Account.allInstances(orderedBy: [.ascending("id")], in: db).map(\.email) == ["a@example.com", "b@example.com"])
+            #expect(try Account.allInstances(orderedBy: [.ascending("id")], in: db).map(\.name) == ["Eve", "Bob"])
 
             // Other faults stay the database's errors.
             #expect(throws: DatabaseError.self) {
@@ -353,25 +356,29 @@ struct ModelDefTests {
     }
 
     @Test(arguments: Backend.allCases)
-    func syncableReplaces(_ backend: Backend) throws {
+    func syncableKeepsTheRow(_ backend: Backend) throws {
         try withTestDatabase(backend) { db in
             try ModelDefFixtures.migrate(db, backend)
             try SyncedAccount(id: 1, email: "a@example.com", name: "old").save(in: db)
-            // Same primary key: updated in place.
-            let replaced = try SyncedAccount(id: 1, email: "a@example.com", name: "new").save(in: db)
-            #expect(replaced == SyncedAccount(id: 1, email: "a@example.com", name: "new", existsInDatabase: true))
-            #expect(try SyncedAccount.count(in: db) == 1)
+            let old = SyncedAccount(id: 1, email: "a@example.com", name: "old", existsInDatabase: true)
+            // Same primary key, or same secondary key: the row stays, the duplicate carries it.
+            #expect(throws: ModelError.duplicate(existing: old)) {
+                try SyncedAccount(id: 1, email: "a@example.com", name: "new").save(in: db)
+            }
+            #expect(throws: ModelError.duplicate(existing: old)) {
+                try SyncedAccount(id: 2, email: "a@example.com", name: "moved").save(in: db)
+            }
+            #expect(try SyncedAccount.allInstances(in: db) == [old])
 
-            // Same secondary key, other primary key: the old row makes way.
-            try SyncedAccount(id: 2, email: "a@example.com", name: "moved").save(in: db)
-            #expect(try SyncedAccount.allInstances(in: db) == [SyncedAccount(id: 2, email: "a@example.com", name: "moved", existsInDatabase: true)])
-
-            // The same through a batch.
+            // The same through a batch, which does not throw.
             try DBManager.executeStatements([
                 SyncedAccount(id: 3, email: "a@example.com", name: "batch").createSaveStatement(),
                 SyncedAccount(id: 3, email: "c@example.com", name: "batch 2").createSaveStatement(),
+                SyncedAccount(id: 3, email: "d@example.com", name: "batch 3").createSaveStatement(),
             ], in: db)
-            #expect(try SyncedAccount.allInstances(in: db) == [SyncedAccount(id: 3, email: "c@example.com", name: "batch 2", existsInDatabase: true)])
+            #expect(try SyncedAccount.allInstances(orderedBy: [.ascending("id")], in: db) == [
+                old, SyncedAccount(id: 3, email: "c@example.com", name: "batch 2", existsInDatabase: true),
+            ])
         }
     }
 
@@ -440,8 +447,8 @@ struct ModelDefTests {
             try ModelDefFixtures.migrate(db, backend)
             try Thing(tid: "keep", name: "before").save(in: db)
             var statements = try (0..<100).map { try Thing(tid: "t\($0)").createSaveStatement() }
-            // A duplicate primary key in the middle.
-            statements.insert(try Thing(tid: "t10").createSaveStatement(), at: 50)
+            // A statement that breaks another unique key (a raw one: saves handle duplicates).
+            statements.insert(ModelStatement(sql: "INSERT INTO \"Thing\" (tid, name) VALUES (?, ?)", "t10", "x"), at: 50)
             #expect {
                 try DBManager.executeStatements(statements, in: db)
             } throws: { error in
@@ -548,7 +555,13 @@ struct ModelDefTests {
 
         let upsert = try Thing(tid: "a", name: "b", existsInDatabase: true).createSaveStatement().sqlStatements
         #expect(try dialect.render(try #require(upsert.first)).sql.contains("ON CONFLICT"))
-        // Syncable with a secondary key: delete the holder of the key, then upsert.
+        // A new model: INSERT … ON CONFLICT (primary key) DO UPDATE.
+        #expect(try dialect.render(try #require(insert.first)).sql.contains("ON CONFLICT"))
+        // With a secondary key the batch looks the keys up, then inserts: one statement.
+        #expect(try SyncedAccount(id: 1, email: "e").createSaveStatement().sqlStatements.count == 1)
+        // Replacing with a secondary key: delete the other holder of the key, then upsert.
+        DBManager.blindlyReplaceDuplicates = true
+        defer { DBManager.blindlyReplaceDuplicates = false }
         #expect(try SyncedAccount(id: 1, email: "e").createSaveStatement().sqlStatements.count == 2)
         let delete = try dialect.render(try #require(try Thing(tid: "a").createDeleteStatement().sqlStatements.first))
         #expect(delete.sql.hasPrefix("DELETE FROM \"Thing\""))

@@ -19,7 +19,7 @@ enum Expectations {
         switch spec.workload {
         case .insert, .fetch, .stream:
             for id in 1...Int64(max(spec.rows, 1)) where spec.rows > 0 { checksum.add(BenchData.record(id: id)) }
-        case .update:
+        case .update, .upsert:
             for id in 1...Int64(max(spec.rows, 1)) where spec.rows > 0 { checksum.add(BenchData.record(id: id, generation: 1)) }
         case .delete:
             for id in 1...Int64(max(spec.rows, 1)) where spec.rows > 0 { checksum.add(hash: UInt64(id)) }
@@ -55,7 +55,7 @@ enum Expectations {
         switch spec.workload {
         case .insert:
             for id in 1...Int64(max(spec.rows, 1)) where spec.rows > 0 { checksum.add(BenchData.record(id: id)) }
-        case .update:
+        case .update, .upsert:
             for id in 1...Int64(max(spec.rows, 1)) where spec.rows > 0 { checksum.add(BenchData.record(id: id, generation: 1)) }
         case .delete:
             for id in Int64(spec.rows + 1)...Int64(spec.rows + deleteSurvivors) { checksum.add(BenchData.record(id: id)) }
@@ -96,6 +96,9 @@ final class SQLiteFixture: BenchFixture {
             try seed(records: spec.tableRows)
         case .update:
             try seed(records: spec.rows, force: true)
+            seededRecords = nil
+        case .upsert:
+            try seed(records: spec.tableRows, force: true)
             seededRecords = nil
         case .delete:
             try seed(records: spec.rows + Expectations.deleteSurvivors, force: true)
@@ -168,6 +171,9 @@ final class PostgresFixture: BenchFixture {
             try seed(records: spec.tableRows)
         case .update:
             try seed(records: spec.rows, force: true)
+            seededRecords = nil
+        case .upsert:
+            try seed(records: spec.tableRows, force: true)
             seededRecords = nil
         case .delete:
             try seed(records: spec.rows + Expectations.deleteSurvivors, force: true)

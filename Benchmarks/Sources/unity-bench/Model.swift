@@ -24,6 +24,10 @@ enum Workload: String, CaseIterable, Sendable, Codable {
     case oneToMany = "one-to-many"
     /// Stream `rows` records through a cursor without keeping them; peak memory is reported.
     case stream
+    /// Save `rows` records made in code (not read first) in one transaction into a table that
+    /// already holds the first `tableRows` of them: a batch of inserts and duplicates, each
+    /// duplicate updating its row (sModel's save rules; `INSERT … ON CONFLICT DO UPDATE` raw).
+    case upsert
 }
 
 /// The record every subject reads and writes: id, short text, real, date, nullable int, blob.
@@ -127,6 +131,9 @@ enum BenchData {
             _ = records(count: spec.rows, generation: 0)
         case .update:
             _ = records(count: spec.rows, generation: 0)
+            _ = records(count: spec.rows, generation: 1)
+        case .upsert:
+            _ = records(count: spec.tableRows, generation: 0)
             _ = records(count: spec.rows, generation: 1)
         default:
             break

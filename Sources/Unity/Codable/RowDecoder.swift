@@ -275,6 +275,12 @@ struct RowKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
            let v = try decodeConvertible(convertible, key) as? T {
             return v
         }
+        // A raw-value enum declared the usual way (`enum Status: Int, Codable`) is its raw
+        // value, with no conformance of its own needed.
+        if let rawType = T.self as? any RawRepresentable.Type,
+           let v = try decodeRawValue(rawType, key) as? T {
+            return v
+        }
         // Any other Decodable is a JSON document in its column.
         let (v, name) = try value(for: key)
         let data: Data
@@ -293,6 +299,17 @@ struct RowKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
 
     private func decodeConvertible<C: DatabaseValueConvertible>(_ type: C.Type, _ key: Key) throws -> C {
         try convert(C.self, key)
+    }
+
+    /// The `R` whose raw value is in the column; nil when `R`'s raw value is not a database
+    /// value (then it is read as JSON). A raw value with no case throws, naming the column.
+    private func decodeRawValue<R: RawRepresentable>(_ type: R.Type, _ key: Key) throws -> R? {
+        guard let rawType = R.RawValue.self as? any DatabaseValueConvertible.Type,
+              let raw = try decodeConvertible(rawType, key) as? R.RawValue else { return nil }
+        if let value = R(rawValue: raw) { return value }
+        let (v, name) = try value(for: key)
+        throw DatabaseError.typeConversion(ConversionFailure(
+            column: name, expectedType: "\(R.self) (no case has the raw value \(raw))", actual: v.description))
     }
 
     // One lookup each instead of the three of the default implementations (contains,

@@ -147,6 +147,12 @@ struct RowKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol
             put(convertible.databaseValue, key)
             return
         }
+        // A raw-value enum (`enum Status: Int, Codable`) is stored as its raw value, as its
+        // own Codable conformance would encode it, with no conformance of its own needed.
+        if let raw = value as? any RawRepresentable, let convertible = raw.rawValue as? any DatabaseValueConvertible {
+            put(convertible.databaseValue, key)
+            return
+        }
         let data: Data
         do {
             data = try JSONCoding.encoder().encode(value)

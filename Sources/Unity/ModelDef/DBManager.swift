@@ -39,9 +39,12 @@ public enum DBManager {
         set { DefaultDatabase.replaceTop(with: newValue) }
     }
 
-    /// When true, a ``ModelDef/save(in:)`` that would break a unique constraint replaces the
-    /// conflicting row instead of throwing ``ModelError/duplicate(existing:)``, for every
-    /// model type (``ModelDef/syncable`` does the same for one type). It is process-wide:
+    /// When true, a ``ModelDef/save(in:)`` (or a batch's save statement) whose key is taken
+    /// replaces the row instead of updating it or leaving it (``ModelDef/syncable``) and
+    /// throwing ``ModelError/duplicate(existing:)``, for every model type: the stored row
+    /// becomes the saved model, a column the model leaves nil takes its default (as SQLite's
+    /// `INSERT OR REPLACE`), another row holding its secondary key is deleted, and nothing is
+    /// thrown. It is read when the save or its statement is made. It is process-wide:
     /// set it once at start-up (for example in an app that mirrors a server), not around
     /// individual saves while other threads save.
     public static var blindlyReplaceDuplicates: Bool {
@@ -94,11 +97,13 @@ public enum DBManager {
             .map { base.appendingPathComponent($0).path }
     }
 
-    /// Closes the default database (the top of the stack, if any) and forgets it; the one
-    /// below it, if any, becomes the default again.
+    /// Closes every database on the stack (the opened one and any pushed above it) and
+    /// forgets them, as sModel's `close()`; afterwards there is no default database. Pushed
+    /// databases are not deleted (``pop(deleteDB:)`` does that). The stack is the core's
+    /// ``DefaultDatabase`` stack, shared with the other flavors.
     public static func close() {
-        if let previous = DefaultDatabase.pop(), !DefaultDatabase.contains(previous) {
-            previous.close()
+        while let previous = DefaultDatabase.pop() {
+            if !DefaultDatabase.contains(previous) { previous.close() }
         }
     }
 
@@ -134,10 +139,5 @@ public enum DBManager {
         if let db = DefaultDatabase.current { return db }
         throw DatabaseError.misuse(
             "no database: call DBManager.open(…) first to set the default database, or pass one with `in:`")
-    }
-
-    /// Whether saves of `Model` replace conflicting rows.
-    static func replacesDuplicates<Model: ModelDef>(for type: Model.Type) -> Bool {
-        Model.syncable || blindlyReplaceDuplicates
     }
 }

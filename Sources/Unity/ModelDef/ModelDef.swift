@@ -46,17 +46,17 @@ public protocol ModelDef: Codable, Sendable {
     var primaryKeys: [any CodingKey] { get }
 
     /// The coding keys of the columns of one other unique key of the table (several for a
-    /// composite key; empty when there is none). When a save breaks that key, the
-    /// conflicting row is found (``ModelError/duplicate(existing:)``) or replaced
-    /// (``syncable``) by these columns.
+    /// composite key; empty when there is none), such as an id a server gave the row. When a
+    /// new model's secondary key has a value, a save looks for the row holding it before the
+    /// one holding the primary key (see ``save(in:)``).
     var secondaryKeys: [any CodingKey] { get }
 
-    /// When true, saving a model whose primary or secondary key is already taken replaces the
-    /// row in the database instead of throwing ``ModelError/duplicate(existing:)``: a row
-    /// with the same primary key is updated in place, and a different row holding the same
-    /// secondary key is deleted first (as SQLite's `INSERT OR REPLACE` would do). Meant for
-    /// tables that mirror a server, where the incoming copy always wins.
-    /// ``DBManager/blindlyReplaceDuplicates`` does the same for every model type.
+    /// How a save of a new model treats a row that already has its key (sModel's words: "If
+    /// true, the data already in the database will remain unchanged. If false, the non-key
+    /// data in the database will be updated with the object being inserted."). Either way
+    /// ``save(in:)`` then throws ``ModelError/duplicate(existing:)`` with the row as it is,
+    /// and a batch goes on. ``DBManager/blindlyReplaceDuplicates`` overrides both: the saved
+    /// copy replaces the row.
     static var syncable: Bool { get }
 }
 
@@ -70,10 +70,11 @@ extension ModelDef {
 
 /// A fault of the SQL-first flavor that carries a model.
 public enum ModelError<Model: ModelDef>: Error, Sendable {
-    /// A save broke a unique constraint (the primary key or the secondary key). `existing` is
-    /// the row that is in the database now, found by the saved model's primary key or, failing
-    /// that, its secondary key. Merge it with your copy and save again, or make the type
-    /// ``ModelDef/syncable`` to have the incoming copy win.
+    /// A save of a new model found a row with its secondary or primary key. `existing` is that
+    /// row as it is in the database now: already updated with the saved model's values for a
+    /// type that is not ``ModelDef/syncable``, as it was for one that is. (A model read from
+    /// the database whose update takes another row's secondary key: that row, and nothing
+    /// was written.)
     case duplicate(existing: Model)
 }
 
@@ -174,38 +175,110 @@ extension ModelDef {
 
 // MARK: - Saving and deleting
 
+/// What a save found, decided inside its transaction.
+enum SaveOutcome<Model: ModelDef> {
+    /// Inserted, updated by its own primary key, or replaced: the row as stored.
+    case saved(Model)
+    /// The key was taken: the row as it is now (updated, or left as it was).
+    case duplicate(Model)
+}
+
 extension ModelDef {
     /// Saves this model in `db` (the default database when nil) and returns the saved copy,
     /// as the database now holds it, with `existsInDatabase == true`.
     ///
-    /// A model not yet in the database is inserted. A model read from the database is written
-    /// back to the row with its primary key (inserted again if that row is gone). When the
-    /// write breaks a unique constraint, it throws ``ModelError/duplicate(existing:)`` with the
-    /// row that holds the key — unless ``syncable`` or ``DBManager/blindlyReplaceDuplicates``
-    /// is true, in which case this model replaces that row. Other failures throw
-    /// ``DatabaseError``.
+    /// A model read from the database (`existsInDatabase`) is written back to the row with its
+    /// primary key (inserted again if that row is gone). A model made in code is inserted,
+    /// unless a row already has its key, as sModel does it:
+    ///
+    /// - The duplicate is the row holding this model's secondary key (when it has one and its
+    ///   value is not nil), else the row holding its primary key.
+    /// - Not ``syncable`` (the default): that row's columns other than its primary key are
+    ///   updated with this model's values (it keeps its own primary key when it matched on the
+    ///   secondary key; nil values become NULL), the update is committed, and
+    ///   ``ModelError/duplicate(existing:)`` is thrown with the row as it now is.
+    /// - ``syncable``: the row stays as it is, and ``ModelError/duplicate(existing:)`` carries it.
+    /// - With ``DBManager/blindlyReplaceDuplicates``: the stored row becomes this model (a
+    ///   column it leaves nil takes its default, as with SQLite's `INSERT OR REPLACE`; another
+    ///   row holding its secondary key is deleted) and nothing is thrown.
+    ///
+    /// Any other failure throws ``DatabaseError`` (or a decoding error) and leaves nothing
+    /// committed: the row is read back and decoded inside the save's transaction.
     @discardableResult
     public func save(in db: Database? = nil) throws -> Self {
         let database = try DBManager.resolve(db)
-        let replace = DBManager.replacesDuplicates(for: Self.self)
-        let plan = try makeSavePlan(replacing: replace)
-        let row: Row?
+        let plan = try makeSavePlan()
+        let outcome: SaveOutcome<Self>
         do {
-            row = try database.write { conn -> Row? in
-                for statement in plan.before { try conn.execute(statement) }
-                return try conn.fetchOne(.insert(plan.write.returning(.all)))
-            }
+            outcome = try database.write { conn in try save(plan, on: conn) }
         } catch let error as DatabaseError {
-            guard case .constraintViolation(.unique, _) = error, !replace else { throw error }
-            if let existing = try findConflictingRow(in: database, pairs: plan.pairs) {
-                throw ModelError.duplicate(existing: existing)
+            // A model read from the database whose update takes a secondary key that another
+            // row holds: nothing was written; name that row.
+            guard case .constraintViolation(.unique, _) = error, existsInDatabase, !plan.replaces,
+                  let existing = try findSecondaryHolder(in: database, pairs: plan.pairs) else { throw error }
+            throw ModelError.duplicate(existing: existing)
+        }
+        switch outcome {
+        case .saved(let model): return model
+        case .duplicate(let existing): throw ModelError.duplicate(existing: existing)
+        }
+    }
+
+    /// The body of ``save(in:)``, inside its transaction on `conn`.
+    private func save(_ plan: ModelSavePlan, on conn: Connection) throws -> SaveOutcome<Self> {
+        for statement in plan.before { try conn.execute(statement) }
+        let insert = plan.batchable
+        func decoded(_ row: Row?) throws -> Self {
+            guard let row else {
+                throw DatabaseError.misuse("saving \(Self.self) returned no row from \(Self.tableName)")
             }
-            throw error
+            return try Self.decodeRow(row)
         }
-        guard let row else {
-            throw DatabaseError.misuse("saving \(Self.self) returned no row from \(Self.tableName)")
+        func fetch(_ condition: SQLExpression) throws -> Row? {
+            try conn.fetchOne(.select(SQLSelect(from: Self.tableName).where(condition).limit(1)))
         }
-        return try Self.decodeRow(row)
+        /// The duplicate `row` (found by `condition`), updated unless syncable.
+        func duplicate(_ row: Row, keeping keptColumns: [String], syncable: Bool) throws -> SaveOutcome<Self> {
+            if syncable { return .duplicate(try Self.decodeRow(row)) }
+            let primary = primaryKeys.map(\.stringValue)
+            var target: [SQLExpression] = []
+            for column in primary {
+                guard let value = row[column] else {
+                    throw DatabaseError.misuse("\(Self.tableName) has no column \(column) (a primary key of \(Self.self))")
+                }
+                target.append(.binary(.column(column), .equal, .bind(value)))
+            }
+            let assignments = insert.assignments(keeping: primary + keptColumns)
+            if assignments.isEmpty { return .duplicate(try Self.decodeRow(row)) }
+            let update = SQLUpdate(Self.tableName, set: assignments, where: .all(target)).returning(.all)
+            return .duplicate(try decoded(try conn.fetchOne(.update(update))))
+        }
+
+        switch insert.conflict {
+        case .none:
+            return .saved(try decoded(try conn.fetchOne(.insert(insert.insert(rows: [insert.values]).returning(.all)))))
+        case .primary(let keys, let action):
+            if existsInDatabase || action == .replace {
+                return .saved(try decoded(try conn.fetchOne(.insert(insert.insert(rows: [insert.values]).returning(.all)))))
+            }
+            let attempt = insert.insert(rows: [insert.values]).onConflictDoNothing(keys).returning(.all)
+            if let row = try conn.fetchOne(.insert(attempt)) { return .saved(try Self.decodeRow(row)) }
+            guard let existing = try fetch(try keyCondition(primaryKeys, in: plan.pairs)) else {
+                throw DatabaseError.misuse("saving \(Self.self): its primary key conflicted, but no row of \(Self.tableName) has it")
+            }
+            return try duplicate(existing, keeping: [], syncable: action == .ignore)
+        case .secondary(_, let secondary, let syncable):
+            if let existing = try fetch(try keyCondition(secondaryKeys, in: plan.pairs)) {
+                return try duplicate(existing, keeping: secondary, syncable: syncable)
+            }
+            let attempt = insert.insert(rows: [insert.values])
+                .onConflictDoNothing(primaryKeys.map(\.stringValue)).returning(.all)
+            if let row = try conn.fetchOne(.insert(attempt)) { return .saved(try Self.decodeRow(row)) }
+            guard let existing = try fetch(try keyCondition(primaryKeys, in: plan.pairs)) else {
+                throw DatabaseError.misuse("saving \(Self.self): its primary key conflicted, but no row of \(Self.tableName) has it")
+            }
+            return try duplicate(existing, keeping: [], syncable: syncable)
+        }
     }
 
     /// Deletes the row with this model's primary key from `db` (the default database when
@@ -220,14 +293,15 @@ extension ModelDef {
         return changed > 0
     }
 
-    /// The statement that ``save(in:)`` would run, for ``DBManager/executeStatements(_:in:)``:
-    /// an INSERT for a model not in the database, an INSERT … ON CONFLICT (primary key)
-    /// DO UPDATE for one that is (update, or insert if the row is gone). For a ``syncable``
-    /// type (or with ``DBManager/blindlyReplaceDuplicates``, as it is when this is called),
-    /// every save replaces, as ``save(in:)`` does. In a batch a conflict is not turned into
-    /// ``ModelError/duplicate(existing:)``: it fails the batch with ``DatabaseError``.
+    /// The statement that ``save(in:)`` would run, for ``DBManager/executeStatements(_:in:)``,
+    /// with the same rules for duplicates, except that a batch never throws
+    /// ``ModelError/duplicate(existing:)``: a duplicate (also of a row saved earlier in the
+    /// same batch) is updated, or left as it is for a ``syncable`` type, or replaced with
+    /// ``DBManager/blindlyReplaceDuplicates`` (as it is when this is called), and the batch
+    /// goes on. Any other error (NOT NULL, CHECK, foreign key, another unique key) rolls the
+    /// whole batch back.
     public func createSaveStatement() throws -> ModelStatement {
-        let plan = try makeSavePlan(replacing: DBManager.replacesDuplicates(for: Self.self))
+        let plan = try makeSavePlan()
         var steps = plan.before.map { ModelStatement.Step.statement($0) }
         steps.append(.insert(plan.batchable))
         return ModelStatement(steps: steps)
@@ -240,51 +314,74 @@ extension ModelDef {
         return ModelStatement(.delete(SQLDelete(from: Self.tableName, where: condition)))
     }
 
-    func makeSavePlan(replacing: Bool) throws -> ModelSavePlan {
+    func makeSavePlan() throws -> ModelSavePlan {
+        let replacing = DBManager.blindlyReplaceDuplicates
         let pairs = try encodedColumns()
         if pairs.isEmpty {
             throw DatabaseError.misuse("\(Self.self) encodes no columns, so there is nothing to save")
         }
-        let columns = pairs.map(\.column)
         let primaryColumns = primaryKeys.map(\.stringValue)
+        let secondaryColumns = secondaryKeys.map(\.stringValue)
         var before: [SQLStatement] = []
-        var upsertKeys: [String]?
+        let conflict: ConflictRule
+        let secondaryValues = secondaryColumns.map { name in pairs.first { $0.column == name }?.value ?? .null }
+        let hasSecondaryValue = !secondaryColumns.isEmpty && !secondaryValues.contains(.null)
         if replacing || existsInDatabase {
             _ = try primaryKeyCondition(pairs, for: existsInDatabase ? "be updated" : "replace duplicates")
-            upsertKeys = primaryColumns
+            conflict = .primary(keys: primaryColumns, action: replacing ? .replace : .update)
+            if replacing, hasSecondaryValue {
+                // The incoming copy wins: the other row that holds the secondary key goes first.
+                let secondary = try keyCondition(secondaryKeys, in: pairs)
+                let primary = try keyCondition(primaryKeys, in: pairs)
+                before.append(.delete(SQLDelete(from: Self.tableName, where: secondary && !primary)))
+            }
+        } else if primaryColumns.isEmpty {
+            conflict = .none
+        } else if hasSecondaryValue {
+            try checkKeysAreColumns(secondaryColumns + primaryColumns, pairs)
+            conflict = .secondary(primary: primaryColumns, secondary: secondaryColumns, syncable: Self.syncable)
+        } else {
+            try checkKeysAreColumns(primaryColumns, pairs)
+            conflict = .primary(keys: primaryColumns, action: Self.syncable ? .ignore : .update)
         }
-        if replacing, !secondaryKeys.isEmpty {
-            // The incoming copy wins: the other row that holds the secondary key goes first.
-            let secondary = try keyCondition(secondaryKeys, in: pairs)
-            let primary = try keyCondition(primaryKeys, in: pairs)
-            before.append(.delete(SQLDelete(from: Self.tableName, where: secondary && !primary)))
+        var columns: [String] = []
+        var values: [DatabaseValue] = []
+        var nullColumns: [String] = []
+        for pair in pairs {
+            // Replacing, a nil column is left out so that it takes its default, as SQLite's
+            // INSERT OR REPLACE would leave it. Otherwise it is written as NULL: leaving it out
+            // too would give rows with different nil columns different shapes, and a batch
+            // could no longer merge them into multi-row INSERTs.
+            if replacing, case .null = pair.value {
+                nullColumns.append(pair.column)
+            } else {
+                columns.append(pair.column)
+                values.append(pair.value)
+            }
         }
-        let batchable = BatchableInsert(
-            table: Self.tableName, columns: columns, values: pairs.map(\.value), upsertKeys: upsertKeys)
-        return ModelSavePlan(pairs: pairs, before: before, batchable: batchable)
+        var batchable = BatchableInsert(table: Self.tableName, columns: columns, values: values,
+                                        nullColumns: nullColumns, conflict: conflict)
+        batchable.insertsPlainlyWhenKeysAreFree = !replacing && !existsInDatabase
+        return ModelSavePlan(pairs: pairs, before: before, batchable: batchable, replaces: replacing)
     }
 
-    /// The row that a failed save conflicted with: for a new model, the row with its primary
-    /// key, else the row with its secondary key; for a model read from the database (whose
-    /// own row cannot conflict on the primary key), the row with its secondary key.
-    func findConflictingRow(in database: Database, pairs: [(column: String, value: DatabaseValue)]) throws -> Self? {
-        var candidates: [SQLExpression] = []
-        if !existsInDatabase, !primaryKeys.isEmpty {
-            candidates.append(try keyCondition(primaryKeys, in: pairs))
+    /// Throws when a key is not one of the encoded columns (without building a condition: this
+    /// runs once per row of a batch).
+    func checkKeysAreColumns(_ keys: [String], _ pairs: [(column: String, value: DatabaseValue)]) throws {
+        for key in keys where !pairs.contains(where: { $0.column == key }) {
+            throw DatabaseError.misuse("\(Self.self): key \(key) is not one of the encoded columns \(pairs.map(\.column))")
         }
-        if !secondaryKeys.isEmpty {
-            var condition = try keyCondition(secondaryKeys, in: pairs)
-            if existsInDatabase, !primaryKeys.isEmpty {
-                condition = condition && !(try keyCondition(primaryKeys, in: pairs))
-            }
-            candidates.append(condition)
+    }
+
+    /// Another row that holds this model's secondary key (for a model read from the database
+    /// whose update broke that key).
+    func findSecondaryHolder(in database: Database, pairs: [(column: String, value: DatabaseValue)]) throws -> Self? {
+        guard !secondaryKeys.isEmpty else { return nil }
+        var condition = try keyCondition(secondaryKeys, in: pairs)
+        if !primaryKeys.isEmpty {
+            condition = condition && !(try keyCondition(primaryKeys, in: pairs))
         }
-        for condition in candidates {
-            if let found = try Self.fetchFirst(SQLSelect(from: Self.tableName).where(condition), in: database) {
-                return found
-            }
-        }
-        return nil
+        return try Self.fetchFirst(SQLSelect(from: Self.tableName).where(condition), in: database)
     }
 }
 
@@ -364,10 +461,11 @@ extension ModelDef {
 }
 
 /// What a save runs: statements before the write (replace mode: delete the other row that
-/// holds the secondary key), then the INSERT (or upsert on the primary key).
+/// holds the secondary key), then the INSERT with its conflict rule.
 struct ModelSavePlan {
     var pairs: [(column: String, value: DatabaseValue)]
     var before: [SQLStatement]
     var batchable: BatchableInsert
-    var write: SQLInsert { batchable.insert(rows: [batchable.values]) }
+    /// Whether ``DBManager/blindlyReplaceDuplicates`` was on when it was made.
+    var replaces: Bool
 }

@@ -30,6 +30,23 @@ public struct ModelStatement: Sendable, Hashable {
         self.steps = [.statement(.raw(SQLFragment(sql, arguments.map(\.databaseValue))))]
     }
 
+    /// The statement itself when it returns rows: a SELECT, an INSERT, UPDATE or DELETE with
+    /// RETURNING, or a raw statement whose first word is SELECT, WITH, VALUES, PRAGMA, SHOW
+    /// or EXPLAIN. Batches with a results handler hand back its rows.
+    var query: SQLStatement? {
+        guard steps.count == 1, case .statement(let statement) = steps[0] else { return nil }
+        switch statement {
+        case .select: return statement
+        case .insert(let insert): return insert.returning.isEmpty ? nil : statement
+        case .update(let update): return update.returning.isEmpty ? nil : statement
+        case .delete(let delete): return delete.returning.isEmpty ? nil : statement
+        case .raw(let fragment):
+            let firstWord = fragment.sql.drop { !$0.isLetter }.prefix { $0.isLetter }.uppercased()
+            return ["SELECT", "WITH", "VALUES", "PRAGMA", "SHOW", "EXPLAIN"].contains(firstWord) ? statement : nil
+        default: return nil
+        }
+    }
+
     /// The SQL statements this runs, in order, as they would run one at a time (a batch may
     /// merge neighbouring inserts into one multi-row INSERT).
     public var sqlStatements: [SQLStatement] {
@@ -42,14 +59,44 @@ public struct ModelStatement: Sendable, Hashable {
     }
 }
 
-/// A one-row INSERT (or upsert on the primary key) that a batch may merge with neighbouring
-/// inserts of the same table and columns into a multi-row INSERT.
+/// What a model's INSERT does when the row's key is already taken.
+enum ConflictRule: Sendable, Hashable {
+    /// Nothing: a conflict is an error (a model that declares no primary key).
+    case none
+    /// On the primary key `keys`: update the row, leave it, or replace it (see ``PrimaryAction``).
+    case primary(keys: [String], action: PrimaryAction)
+    /// A new model whose secondary key has a value: the row holding the secondary key is the
+    /// duplicate, else the row holding the primary key; `syncable` leaves it as it is,
+    /// otherwise its non-key columns are updated (its primary key stays).
+    case secondary(primary: [String], secondary: [String], syncable: Bool)
+
+    enum PrimaryAction: Sendable, Hashable {
+        /// `ON CONFLICT (pk) DO UPDATE SET` every other column; columns the model leaves nil
+        /// become NULL.
+        case update
+        /// `ON CONFLICT (pk) DO NOTHING`: a syncable type keeps the row it has.
+        case ignore
+        /// As `update`, but columns the model leaves nil take their default (`excluded`),
+        /// as SQLite's `INSERT OR REPLACE` would leave them.
+        case replace
+    }
+}
+
+/// A one-row INSERT with its conflict rule, which a batch may merge with neighbouring
+/// inserts of the same shape (table, columns, nil columns, rule) into a multi-row INSERT.
 struct BatchableInsert: Sendable, Hashable {
     var table: String
+    /// The columns inserted: every column of the model, except, when replacing, those whose
+    /// values are nil (they take their default).
     var columns: [String]
     var values: [DatabaseValue]
-    /// nil for a plain INSERT; the conflict target of `ON CONFLICT (…) DO UPDATE` otherwise.
-    var upsertKeys: [String]?
+    /// When replacing, the model's columns whose values are nil: not inserted, and set to
+    /// their default (`excluded`) when an existing row is replaced. Empty otherwise.
+    var nullColumns: [String]
+    var conflict: ConflictRule
+    /// A new model (not replacing): while its keys are free, a plain INSERT does what its
+    /// conflict rule does, so a batch tries plain INSERTs first (see ``ModelBatchRunner``).
+    var insertsPlainlyWhenKeysAreFree = false
 
     /// Whether two inserts can share one multi-row statement. Names are compared by their
     /// exact bytes: `"é"` in NFC and in NFD are two tables to the database, though equal as
@@ -57,37 +104,81 @@ struct BatchableInsert: Sendable, Hashable {
     func hasSameShape(as other: BatchableInsert) -> Bool {
         SQLTextKey.sameBytes(table, other.table)
             && Self.sameBytes(columns, other.columns)
-            && Self.sameBytes(upsertKeys ?? [], other.upsertKeys ?? [])
-            && (upsertKeys == nil) == (other.upsertKeys == nil)
+            && Self.sameBytes(nullColumns, other.nullColumns)
+            && conflict == other.conflict
     }
 
     private static func sameBytes(_ a: [String], _ b: [String]) -> Bool {
         a.count == b.count && zip(a, b).allSatisfy { SQLTextKey.sameBytes($0, $1) }
     }
 
-    /// The values of the conflict target, used to keep two rows with the same key out of one
-    /// multi-row upsert (PostgreSQL refuses to update a row twice in one statement).
-    var upsertKeyValues: [DatabaseValue]? {
-        guard let keys = upsertKeys else { return nil }
-        return keys.map { key in columns.firstIndex(of: key).map { values[$0] } ?? .null }
+    /// The values of `keys` (NULL for a key left nil).
+    func keyValues(_ keys: [String]) -> [DatabaseValue] {
+        keys.map { key in columns.firstIndex(of: key).map { values[$0] } ?? .null }
     }
 
-    /// The INSERT for `rows` (each in `columns` order).
+    /// The key values that must not appear twice in one multi-row statement: PostgreSQL
+    /// refuses to update a row twice in one statement, and a secondary-key run is resolved
+    /// on the assumption that its keys are distinct. Tagged so that a primary and a
+    /// secondary key with the same values stay apart.
+    var distinctKeys: [[DatabaseValue]] {
+        switch conflict {
+        case .none: return []
+        case .primary(let keys, _): return [keyValues(keys)]
+        case .secondary(let primary, let secondary, _):
+            return [[.integer(0)] + keyValues(primary), [.integer(1)] + keyValues(secondary)]
+        }
+    }
+
+    /// Every column of the model, inserted or nil.
+    var allColumns: [String] { columns + nullColumns }
+
+    /// `SET` assignments for updating an existing row to this model's values: every column
+    /// but `keeping`, nil ones to NULL.
+    func assignments(keeping: [String]) -> [SQLAssignment] {
+        var result: [SQLAssignment] = []
+        for (i, column) in columns.enumerated() where !keeping.contains(column) {
+            result.append(SQLAssignment(column, .bind(values[i])))
+        }
+        for column in nullColumns where !keeping.contains(column) {
+            result.append(SQLAssignment(column, .literal(.null)))
+        }
+        return result
+    }
+
+    /// The INSERT for `rows` (each in `columns` order), with its ON CONFLICT clause (none for
+    /// a secondary-key rule, which a batch resolves by looking the keys up first).
     func insert(rows: [[DatabaseValue]]) -> SQLInsert {
-        let base = SQLInsert(into: table, columns: columns, values: rows.map { $0.map(SQLExpression.bind) })
-        guard let keys = upsertKeys else { return base }
-        var updated = columns.filter { !keys.contains($0) }
-        // Every column is in the key: "update" one key column to itself, so that the
-        // statement still succeeds and RETURNING still yields the row.
-        if updated.isEmpty { updated = Array(keys.prefix(1)) }
-        return base.onConflict(keys, doUpdate: updated.map { SQLAssignment($0, .excluded($0)) })
+        let base: SQLInsert
+        if columns.isEmpty {
+            base = SQLInsert(into: table, columns: [], source: .defaultValues)
+        } else {
+            base = SQLInsert(into: table, columns: columns, values: rows.map { $0.map(SQLExpression.bind) })
+        }
+        guard case .primary(let keys, let action) = conflict else { return base }
+        switch action {
+        case .ignore:
+            return base.onConflictDoNothing(keys)
+        case .update, .replace:
+            var updated: [SQLAssignment] = columns.filter { !keys.contains($0) }.map { SQLAssignment($0, .excluded($0)) }
+            for column in nullColumns where !keys.contains(column) {
+                updated.append(SQLAssignment(column, action == .replace ? .excluded(column) : .literal(.null)))
+            }
+            // Every column is in the key: "update" one key column to itself, so that the
+            // statement still succeeds and RETURNING still yields the row.
+            if updated.isEmpty, let first = keys.first { updated = [SQLAssignment(first, .excluded(first))] }
+            return base.onConflict(keys, doUpdate: updated)
+        }
     }
 }
 
 /// Runs a list of model statements on one connection as fast as the backend allows, keeping
-/// their order: runs of inserts of the same shape become multi-row INSERTs, and runs of other
-/// statements go through ``Connection/executeBatch(_:)``, which reuses one prepared statement
-/// (or one pipeline) for neighbours with the same SQL.
+/// their order: runs of inserts of the same shape become multi-row INSERTs (with their
+/// ON CONFLICT clause), and runs of other statements go through ``Connection/executeBatch(_:)``,
+/// which reuses one prepared statement (or one pipeline) for neighbours with the same SQL.
+/// Inserts of new models with a secondary key are resolved a run at a time: one SELECT finds
+/// the rows that hold the run's keys, then the duplicates are updated (one pipelined
+/// UPDATE shape) and the rest inserted (one multi-row INSERT).
 struct ModelBatchRunner {
     /// The most bind parameters one statement may carry: SQLite's default
     /// SQLITE_MAX_VARIABLE_NUMBER is 32,766, PostgreSQL's wire protocol allows 65,535.
@@ -105,6 +196,47 @@ struct ModelBatchRunner {
     /// Runs `statements`; returns the number of rows changed.
     @discardableResult
     func run(_ statements: [ModelStatement], on conn: Connection) throws -> Int {
+        var unused: [[Row]?] = []
+        return try run(statements, on: conn, results: &unused, collecting: false)
+    }
+
+    /// Runs `statements` and sets `results` to one entry per statement: the rows of each
+    /// query (``ModelStatement/isQuery``), nil for the others.
+    @discardableResult
+    func run(_ statements: [ModelStatement], on conn: Connection, results: inout [[Row]?]) throws -> Int {
+        try run(statements, on: conn, results: &results, collecting: true)
+    }
+
+    /// A batch that saves new models runs first with plain INSERTs for them, in a savepoint:
+    /// when no key is taken (the common case) that is all, at the speed of plain INSERTs
+    /// (an `ON CONFLICT … DO UPDATE` costs PostgreSQL about half as much again per row). When
+    /// an INSERT meets a taken key, the savepoint is rolled back and the batch runs again with
+    /// the duplicate rules.
+    private func run(_ statements: [ModelStatement], on conn: Connection, results: inout [[Row]?],
+                     collecting: Bool) throws -> Int {
+        let optimistic = statements.contains { statement in
+            statement.steps.contains { step in
+                if case .insert(let insert) = step { return insert.insertsPlainlyWhenKeysAreFree }
+                return false
+            }
+        }
+        if optimistic {
+            do {
+                var attempt: [[Row]?] = []
+                let changed = try conn.transaction { conn in
+                    try runPass(statements, on: conn, results: &attempt, collecting: collecting, plainInserts: true)
+                }
+                results = attempt
+                return changed
+            } catch let error as DatabaseError {
+                guard case .constraintViolation(.unique, _) = error else { throw error }
+            }
+        }
+        return try runPass(statements, on: conn, results: &results, collecting: collecting, plainInserts: false)
+    }
+
+    private func runPass(_ statements: [ModelStatement], on conn: Connection, results: inout [[Row]?],
+                         collecting: Bool, plainInserts: Bool) throws -> Int {
         var changed = 0
         var pending: [SQLStatement] = []
         var group: BatchableInsert?
@@ -118,29 +250,49 @@ struct ModelBatchRunner {
         }
         func flushGroup() throws {
             guard let first = group, !rows.isEmpty else { return }
-            pending.append(.insert(first.insert(rows: rows)))
+            if case .secondary(let primary, let secondary, let syncable) = first.conflict {
+                try flushPending()
+                changed += try resolveSecondaryRun(first, rows: rows, primary: primary, secondary: secondary,
+                                                   syncable: syncable, on: conn)
+            } else {
+                pending.append(.insert(first.insert(rows: rows)))
+            }
             group = nil
             rows.removeAll(keepingCapacity: true)
             keysInGroup.removeAll(keepingCapacity: true)
         }
 
         for statement in statements {
+            if collecting {
+                if let query = statement.query {
+                    try flushGroup()
+                    try flushPending()
+                    results.append(try conn.fetchAll(query))
+                    continue
+                }
+                results.append(nil)
+            }
             for step in statement.steps {
                 switch step {
                 case .statement(let sql):
                     try flushGroup()
                     pending.append(sql)
-                case .insert(let insert):
-                    let rowLimit = max(1, min(maxRowsPerInsert, maxBindings / max(1, insert.columns.count)))
-                    let key = insert.upsertKeyValues
+                case .insert(var insert):
+                    if plainInserts, insert.insertsPlainlyWhenKeysAreFree { insert.conflict = .none }
+                    // A secondary-key run's lookup binds every key twice more.
+                    let perRow = insert.columns.count
+                        + (insert.distinctKeys.count > 1 ? 2 * insert.distinctKeys.reduce(0) { $0 + $1.count } : 0)
+                    // An insert of DEFAULT VALUES has no multi-row form.
+                    let rowLimit = insert.columns.isEmpty ? 1 : max(1, min(maxRowsPerInsert, maxBindings / max(1, perRow)))
+                    let keys = insert.distinctKeys
                     if let current = group {
                         let fits = current.hasSameShape(as: insert) && rows.count < rowLimit
-                            && !(key.map { keysInGroup.contains($0) } ?? false)
+                            && !keys.contains { keysInGroup.contains($0) }
                         if !fits { try flushGroup() }
                     }
                     if group == nil { group = insert }
                     rows.append(insert.values)
-                    if let key { keysInGroup.insert(key) }
+                    for key in keys { keysInGroup.insert(key) }
                 }
             }
             // Multi-row INSERTs of one shape render to the same SQL; handing them over in runs
@@ -149,6 +301,76 @@ struct ModelBatchRunner {
         }
         try flushGroup()
         try flushPending()
+        return changed
+    }
+
+    /// Saves a run of new models with secondary keys (same shape, no primary or secondary key
+    /// twice) as if one at a time: for each, the row holding its secondary key is the
+    /// duplicate, else the row holding its primary key; a duplicate is updated (all columns
+    /// but the primary key) unless `syncable`; the others are inserted. One SELECT reads which
+    /// existing rows hold the run's keys (a CASE names the model each matches, so no stored
+    /// value is compared in Swift), the simulation replays the saves in order, then the
+    /// updates run (they only touch rows that existed before the run) and the inserts follow.
+    private func resolveSecondaryRun(_ shape: BatchableInsert, rows: [[DatabaseValue]], primary: [String],
+                                     secondary: [String], syncable: Bool, on conn: Connection) throws -> Int {
+        func condition(_ keys: [String], _ row: [DatabaseValue]) -> SQLExpression {
+            .all(keys.map { key in
+                let value = shape.columns.firstIndex(of: key).map { row[$0] } ?? .null
+                return .binary(.column(key), .equal, .bind(value))
+            })
+        }
+        let secondaryCase = SQLExpression.caseWhen(
+            rows.indices.map { SQLCaseBranch(when: condition(secondary, rows[$0]), then: .literal(.integer(Int64($0)))) },
+            else: nil)
+        let primaryCase = SQLExpression.caseWhen(
+            rows.indices.map { SQLCaseBranch(when: condition(primary, rows[$0]), then: .literal(.integer(Int64($0)))) },
+            else: nil)
+        let lookup = SQLSelect(
+            columns: primary.map { .column($0) } + [.expression(secondaryCase, alias: "unity_sk"),
+                                                    .expression(primaryCase, alias: "unity_pk")],
+            from: .table(shape.table, alias: nil),
+            where: .any(rows.flatMap { [condition(secondary, $0), condition(primary, $0)] }))
+
+        // The existing rows that hold a key of the run: their primary key as stored, the
+        // model whose secondary key they hold now, and the model whose primary key they have.
+        var existingKey: [[DatabaseValue]] = []
+        var holdsSecondaryOf: [Int?] = []
+        var hasPrimaryOf: [Int?] = []
+        try conn.forEachRow(.select(lookup)) { row in
+            existingKey.append(Array(row.values.prefix(primary.count)))
+            holdsSecondaryOf.append(try row.decodeIfPresent(Int.self, column: "unity_sk"))
+            hasPrimaryOf.append(try row.decodeIfPresent(Int.self, column: "unity_pk"))
+        }
+
+        var updates: [SQLStatement] = []
+        var inserts: [[DatabaseValue]] = []
+        for (index, row) in rows.enumerated() {
+            let match = holdsSecondaryOf.firstIndex(of: index) ?? hasPrimaryOf.firstIndex(of: index)
+            guard let match else {
+                inserts.append(row)
+                continue
+            }
+            if syncable { continue }
+            // Matched on its primary key, the row takes this model's secondary key: the row
+            // that held it before (another model of the run) no longer holds it.
+            if holdsSecondaryOf[match] != index {
+                holdsSecondaryOf[match] = index
+            }
+            let target = SQLExpression.all(zip(primary, existingKey[match]).map { .binary(.column($0), .equal, .bind($1)) })
+            let shaped = BatchableInsert(table: shape.table, columns: shape.columns, values: row,
+                                         nullColumns: shape.nullColumns, conflict: shape.conflict)
+            let assignments = shaped.assignments(keeping: primary)
+            if !assignments.isEmpty {
+                updates.append(.update(SQLUpdate(shape.table, set: assignments, where: target)))
+            }
+        }
+        var changed = 0
+        if !updates.isEmpty { changed += try conn.executeBatch(updates) }
+        if !inserts.isEmpty {
+            var plain = shape
+            plain.conflict = .none
+            changed += try conn.execute(.insert(plain.insert(rows: inserts)))
+        }
         return changed
     }
 }

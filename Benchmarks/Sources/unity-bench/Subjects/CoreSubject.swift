@@ -11,7 +11,9 @@ struct CoreSubject: BenchSubject {
     let name = "core"
     let backend: Backend
 
-    func unsupportedReason(_ workload: Workload) -> String? { nil }
+    func unsupportedReason(_ workload: Workload) -> String? {
+        workload == .upsert ? "the upsert workload measures the SQL-first flavor's duplicate rules" : nil
+    }
 
     func openSession(_ target: BenchTarget) async throws -> any BenchSession {
         switch backend {
@@ -57,6 +59,8 @@ final class CoreSession: BenchSession {
         let tableRows = spec.tableRows
         let checksum: Checksum
         switch workload {
+        case .upsert:
+            throw BenchError("core: no upsert workload")
         case .insert:
             let records = BenchData.records(count: rows)
             checksum = try await database.write { conn in

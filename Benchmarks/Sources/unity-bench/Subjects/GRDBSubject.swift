@@ -9,7 +9,9 @@ struct GRDBSubject: BenchSubject {
     let name = "grdb"
     let backend = Backend.sqlite
 
-    func unsupportedReason(_ workload: Workload) -> String? { nil }
+    func unsupportedReason(_ workload: Workload) -> String? {
+        workload == .upsert ? "the upsert workload measures the SQL-first flavor's duplicate rules" : nil
+    }
 
     func openSession(_ target: BenchTarget) async throws -> any BenchSession {
         var configuration = Configuration()
@@ -61,6 +63,8 @@ final class GRDBSession: BenchSession {
         let tableRows = spec.tableRows
         let checksum: Checksum
         switch workload {
+        case .upsert:
+            throw BenchError("grdb: no upsert workload")
         case .insert, .update:
             let records = BenchData.records(count: rows, generation: workload == .update ? 1 : 0)
             checksum = try await pool.write { db in

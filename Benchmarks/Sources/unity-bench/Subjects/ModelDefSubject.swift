@@ -94,10 +94,11 @@ final class ModelDefSession: BenchSession {
     func run(_ workload: Workload, spec: WorkloadSpec) async throws -> WorkloadOutput {
         var checksum = Checksum()
         switch workload {
-        case .insert, .update:
-            // An update saves models read from the database (existsInDatabase == true).
+        case .insert, .update, .upsert:
+            // An update saves models read from the database (existsInDatabase == true); an
+            // upsert saves models made in code whose rows may exist (sModel's duplicate rules).
             let isUpdate = workload == .update
-            let records = BenchData.records(count: spec.rows, generation: isUpdate ? 1 : 0)
+            let records = BenchData.records(count: spec.rows, generation: workload == .insert ? 0 : 1)
             var statements: [ModelStatement] = []
             statements.reserveCapacity(records.count)
             for record in records {

@@ -10,7 +10,9 @@ struct PostgresNIOSubject: BenchSubject {
     let name = "postgres-nio"
     let backend = Backend.postgres
 
-    func unsupportedReason(_ workload: Workload) -> String? { nil }
+    func unsupportedReason(_ workload: Workload) -> String? {
+        workload == .upsert ? "the upsert workload measures the SQL-first flavor's duplicate rules" : nil
+    }
 
     func openSession(_ target: BenchTarget) async throws -> any BenchSession {
         guard let url = target.postgresURL else { throw BenchError("no PostgreSQL URL") }
@@ -48,6 +50,8 @@ final class PostgresNIOSession: BenchSession {
         var checksum = Checksum()
         let logger = logger
         switch workload {
+        case .upsert:
+            throw BenchError("postgresnio: no upsert workload")
         case .insert, .update:
             let records = BenchData.records(count: spec.rows, generation: workload == .update ? 1 : 0)
             let isInsert = workload == .insert

@@ -19,6 +19,7 @@ struct RawLibPQSubject: BenchSubject {
         guard mode == .copy else { return nil }
         switch workload {
         case .insert, .update, .delete: return nil
+        case .upsert: return "COPY has no upsert; the pipelined \"raw\" is the baseline"
         default: return "COPY is a write path; reads are measured by \"raw\""
         }
     }
@@ -48,6 +49,14 @@ final class RawLibPQSession: BenchSession {
             name: "update",
             sql: "UPDATE bench SET name = $2, score = $3, created_at = $4, rank = $5, payload = $6 WHERE id = $1",
             types: record)
+        try connection.prepare(
+            name: "upsert",
+            sql: """
+                INSERT INTO bench (\(columns)) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO UPDATE SET
+                name = excluded.name, score = excluded.score, created_at = excluded.created_at, rank = excluded.rank,
+                payload = excluded.payload
+                """,
+            types: record)
         try connection.prepare(name: "delete", sql: "DELETE FROM bench WHERE id = $1", types: [PGType.int8])
         try connection.prepare(name: "lookup", sql: "SELECT \(columns) FROM bench WHERE id = $1", types: [PGType.int8])
         try connection.prepare(
@@ -61,9 +70,9 @@ final class RawLibPQSession: BenchSession {
     func run(_ workload: Workload, spec: WorkloadSpec) async throws -> WorkloadOutput {
         var checksum = Checksum()
         switch (workload, mode) {
-        case (.insert, .pipeline), (.update, .pipeline):
-            let records = BenchData.records(count: spec.rows, generation: workload == .update ? 1 : 0)
-            try pipelineTransaction(count: records.count, statement: workload == .insert ? "insert" : "update",
+        case (.insert, .pipeline), (.update, .pipeline), (.upsert, .pipeline):
+            let records = BenchData.records(count: spec.rows, generation: workload == .insert ? 0 : 1)
+            try pipelineTransaction(count: records.count, statement: workload.rawValue,
                                     parameterCount: 6) { index, parameters in
                 parameters.set(record: records[index])
                 checksum.add(records[index])
@@ -92,6 +101,8 @@ final class RawLibPQSession: BenchSession {
                     """)
             }
             try connection.execute("COMMIT")
+        case (.upsert, .copy):
+            throw BenchError("raw-copy: no upsert workload")
         case (.delete, .copy):
             var copy = PGBinaryCopy(reservingCapacity: spec.rows * 14)
             for id in 1...Int64(spec.rows) {

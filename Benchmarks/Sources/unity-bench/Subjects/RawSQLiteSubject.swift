@@ -41,6 +41,19 @@ final class RawSQLiteSession: BenchSession {
                     checksum.add(record)
                 }
             }
+        case .upsert:
+            let records = BenchData.records(count: spec.rows, generation: 1)
+            let statement = try database.prepare("""
+                INSERT INTO bench (\(BenchSchema.recordColumns)) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET
+                name = excluded.name, score = excluded.score, created_at = excluded.created_at, rank = excluded.rank,
+                payload = excluded.payload
+                """)
+            try transaction {
+                for record in records {
+                    try statement.bindRecordAndRun(record, dateBuffer: dateBuffer)
+                    checksum.add(record)
+                }
+            }
         case .update:
             let records = BenchData.records(count: spec.rows, generation: 1)
             let statement = try database.prepare(
