@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+import Unity
+import UnityPredicates
+
+@Suite("Predicates: container and context")
+struct PredicatesContainerTests {
+    @Test(arguments: Backend.allCases)
+    func schemaThroughMigratorOnce(_ backend: Backend) throws {
+        try withTestDatabase(backend) { db in
+            let container = PersistentContainer(database: db, models: predicateModels)
+            let first = try container.createSchema()
+            #expect(first.contains("unitypredicates_create_PItem"))
+            #expect(first.contains("unitypredicates_link_PAuthor_books_PBook_author"))
+            let again = PersistentContainer(database: db, models: predicateModels)
+            #expect(try again.createSchema() == [])
+            let history = try Migrator(migrations: []).appliedMigrations(db).map(\.name)
+            #expect(history.contains("unitypredicates_create_T"))
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func insertFetchDecodeEncodeCountDelete(_ backend: Backend) throws {
+        try withTestDatabase(backend) { db in
+            let container = PersistentContainer(database: db, models: predicateModels)
+            try container.perform { ctx in
+                try ctx.insert(T(marker: "a", amount: 1, name: "one"))
+                try ctx.insert(T(marker: "b", amount: 2, name: "two"))
+                try ctx.insert(T(marker: "c", amount: 3, name: "three"))
+            }
+            let names = try container.perform { ctx in try ctx.fetch(T.all.sort(\.amount)).map { try $0.decode(\.name) } }
+            #expect(names == ["one", "two", "three"])
+            #expect(try container.perform { ctx in try ctx.fetch(T.all.sort(\.amount, ascending: false), \.marker) } == ["c", "b", "a"])
+            #expect(try container.perform { ctx in try ctx.count(of: T.all) } == 3)
+            #expect(try container.perform { ctx in try ctx.count(of: T.all.limit(2)) } == 2)
+            #expect(try container.perform { ctx in try ctx.fetchOne(T.all.where(\T.amount == 2))?.decode() } == T(marker: "b", amount: 2, name: "two"))
+            #expect(try container.perform { ctx in try ctx.fetchOne(T.all.where(\T.amount == 9), \.name) } == nil)
+            try container.perform { ctx in
+                let two = try #require(try ctx.fetchOne(T.all.where(\T.amount == 2)))
+                two.encode(\.name, "deux")
+                // The change is visible to the next fetch in the same perform.
+                #expect(try ctx.fetch(T.all.where(\T.name == "deux")).count == 1)
+                let three = try #require(try ctx.fetchOne(T.all.where(\T.amount == 3)))
+                three.encode(T(marker: "z", amount: 30, name: "trente"))
+            }
+            #expect(try container.perform { ctx in try ctx.fetch(T.all.sort(\.amount)).map { try $0.decode() } } == [
+                T(marker: "a", amount: 1, name: "one"), T(marker: "b", amount: 2, name: "deux"), T(marker: "z", amount: 30, name: "trente"),
+            ])
+            try container.perform { ctx in
+                let one = try #require(try ctx.fetchOne(T.all.where(\T.amount == 1)))
+                try ctx.delete(one)
+            }
+            #expect(try container.perform { ctx in try ctx.count(of: T.all) } == 2)
+            try container.perform { ctx in try ctx.delete(T.all.where(\T.amount == 2)) }
+            #expect(try container.perform { ctx in try ctx.fetch(T.all, \.amount) } == [30])
+            for i in 0..<5 { try container.perform { ctx in try ctx.insert(T(marker: "m", amount: 100 + i, name: "n")) } }
+            #expect(try container.perform { ctx in try ctx.batchDelete(T.all.where(\T.marker == "m").sort(\.amount).limit(2)) } == 2)
+            #expect(try container.perform { ctx in try ctx.batchDelete(T.all.where(\T.marker == "m")) } == 3)
+            #expect(try container.perform { ctx in try ctx.fetch(T.all, \.amount) } == [30])
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func throwingPerformRollsBackAndLogs(_ backend: Backend) throws {
+        struct Boom: Error {}
+        try withTestDatabase(backend) { db in
+            let log = ErrorLog()
+            let container = PersistentContainer(database: db, models: predicateModels, logError: log.log)
+            #expect(throws: Boom.self) {
+                try container.perform { ctx in
+                    try ctx.insert(T(marker: "x", amount: 1, name: "lost"))
+                    throw Boom()
+                }
+            }
+            #expect(try container.perform { ctx in try ctx.count(of: T.all) } == 0)
+            #expect(log.all.count == 1)
+            // A unique attribute broken inside perform rolls the whole closure back.
+            try container.perform { ctx in try ctx.insert(PItem(id: 1, name: "first")) }
+            #expect(throws: DatabaseError.self) {
+                try container.perform { ctx in
+                    try ctx.insert(T(marker: "kept?", amount: 2, name: "no"))
+                    try ctx.insert(PItem(id: 1, name: "duplicate"))
+                }
+            }
+            #expect(try container.perform { ctx in try ctx.count(of: T.all) } == 0)
+            #expect(try container.perform { ctx in try ctx.fetch(PItem.all, \.name) } == ["first"])
+            #expect(log.all.count == 2)
+            // A change made by encode that breaks the constraint fails at the end of perform.
+            #expect(throws: DatabaseError.self) {
+                try container.perform { ctx in
+                    let other = try ctx.insert(PItem(id: 2, name: "second"))
+                    other.encode(\.id, 1)
+                }
+            }
+            #expect(try container.perform { ctx in try ctx.fetch(PItem.all, \.id) } == [1])
+            // An error of the database factory is logged and rethrown.
+            struct NoDatabase: Error {}
+            let failing = PersistentContainer(databaseFactory: { throw NoDatabase() }, models: predicateModels, logError: log.log)
+            #expect(throws: NoDatabase.self) { try failing.perform { _ in 1 } }
+            #expect(log.all.count == 4)
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func asyncSchedule(_ backend: Backend) async throws {
+        try await withTestDatabase(backend) { db in
+            let container = PersistentContainer(database: db, models: predicateModels)
+            try await container.schedule { ctx in _ = try ctx.insert(T(marker: "a", amount: 7, name: "async")) }
+            let names = try await container.schedule { ctx in try ctx.fetch(T.all, \.name) }
+            #expect(names == ["async"])
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func defaultDatabase(_ backend: Backend) throws {
+        try withTestDatabase(backend) { db in
+            let container = PersistentContainer(models: predicateModels)
+            _ = try DefaultDatabase.withDatabase(db) {
+                try container.perform { ctx in try ctx.insert(T(marker: "d", amount: 1, name: "default")) }
+            }
+            #expect(try PersistentContainer(database: db, models: predicateModels).perform { ctx in try ctx.fetch(T.all, \.name) } == ["default"])
+        }
+    }
+}
