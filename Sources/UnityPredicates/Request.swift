@@ -11,9 +11,10 @@ public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
         let column: String?
         let keyPath: String
         let ascending: Bool
+        let decimal: Bool
     }
 
-    var predicate: Predicate?
+    var predicate: QueryPredicate?
     var sortTerms: [SortTerm] = []
     var fetchLimit: Int?
     var fetchOffset: Int?
@@ -22,7 +23,7 @@ public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
     public init() {}
 
     /// The request with `predicate` as its whole condition (replacing any earlier one).
-    public func `where`(_ predicate: Predicate) -> Request {
+    public func `where`(_ predicate: QueryPredicate) -> Request {
         var r = self
         r.predicate = predicate
         return r
@@ -32,7 +33,7 @@ public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
     /// one): `where(raw: "price > ? AND name <> ?", 10, "x")`.
     public func `where`(raw sql: String, _ arguments: any SupportedAttributeType...) -> Request {
         var r = self
-        r.predicate = Predicate(.raw(sql, arguments.map { $0.encodePrimitiveValue() }))
+        r.predicate = QueryPredicate(.raw(sql, arguments.map { $0.encodePrimitiveValue() }))
         return r
     }
 
@@ -40,7 +41,8 @@ public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
     public func sort<A: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, A>, ascending: Bool = true) -> Request
     where A.PrimitiveAttributeType: Comparable {
         var r = self
-        r.sortTerms.append(SortTerm(column: PlainObject.columnName(keyPath), keyPath: "\(keyPath)", ascending: ascending))
+        r.sortTerms.append(SortTerm(column: PlainObject.columnName(keyPath), keyPath: "\(keyPath)", ascending: ascending,
+                                     decimal: A.attributeColumnType == .decimal))
         return r
     }
 
@@ -75,9 +77,11 @@ public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
                 }
                 // Nil first when ascending, as Sworm (Core Data) and SQLite do; PostgreSQL
                 // needs it said.
+                var sorted = SQLExpression.column(table, column)
+                if term.decimal && dialect.name == SQLDialect.sqlite.name { sorted = QueryPredicate.numeric(sorted) }
                 s.orderBy.append(term.ascending
-                    ? SQLOrdering(.column(table, column), .ascending, nulls: .first)
-                    : SQLOrdering(.column(table, column), .descending, nulls: .last))
+                    ? SQLOrdering(sorted, .ascending, nulls: .first)
+                    : SQLOrdering(sorted, .descending, nulls: .last))
             }
         }
         s.limit = fetchLimit

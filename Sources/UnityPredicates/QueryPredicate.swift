@@ -5,10 +5,10 @@ import Foundation
 ///
 /// A string literal is a raw SQL fragment (`\T.id == 4 && !"price > 10"`): SQL replaces Core
 /// Data's predicate syntax there (`@count` becomes a subquery you write). Bind values with
-/// `Predicate.raw("price > ?", 10)`.
-public struct Predicate: Sendable, ExpressibleByStringLiteral {
+/// `QueryPredicate.raw("price > ?", 10)`.
+public struct QueryPredicate: Sendable, ExpressibleByStringLiteral {
     indirect enum Node: Sendable {
-        case comparison(String, SQLBinaryOperator, DatabaseValue)
+        case comparison(String, SQLBinaryOperator, DatabaseValue, decimal: Bool)
         case isNull(String, negated: Bool)
         case inList(String, [DatabaseValue])
         case text(String, TextOperator, String, caseInsensitive: Bool)
@@ -33,19 +33,26 @@ public struct Predicate: Sendable, ExpressibleByStringLiteral {
     public init(stringLiteral value: String) { node = .raw(value, []) }
 
     /// A raw SQL condition with `?` placeholders bound to `arguments`.
-    public static func raw(_ sql: String, _ arguments: any SupportedAttributeType...) -> Predicate {
-        Predicate(.raw(sql, arguments.map { $0.encodePrimitiveValue() }))
+    public static func raw(_ sql: String, _ arguments: any SupportedAttributeType...) -> QueryPredicate {
+        QueryPredicate(.raw(sql, arguments.map { $0.encodePrimitiveValue() }))
     }
 
     /// Compiles the condition for the table (or alias) `qualifier` on `dialect`.
     func expression(qualifier: String, dialect: SQLDialect) throws -> SQLExpression {
         var depth = 0
-        return try Predicate.compile(node, qualifier, dialect, &depth)
+        return try QueryPredicate.compile(node, qualifier, dialect, &depth)
     }
+
+    /// `CAST(x AS NUMERIC)`: SQLite's number for a Decimal stored as exact text.
+    static func numeric(_ x: SQLExpression) -> SQLExpression { .cast(x, .custom("NUMERIC")) }
 
     private static func compile(_ node: Node, _ q: String, _ dialect: SQLDialect, _ depth: inout Int) throws -> SQLExpression {
         switch node {
-        case .comparison(let column, let op, let value):
+        case .comparison(let column, let op, let value, let decimal):
+            if decimal && dialect.name == SQLDialect.sqlite.name {
+                // SQLite keeps a Decimal's exact digits as text: compare them as numbers.
+                return .binary(numeric(.column(q, column)), op, numeric(.bind(value)))
+            }
             return .binary(.column(q, column), op, .bind(value))
         case .isNull(let column, let negated):
             return .isNull(.column(q, column), negated: negated)
@@ -87,36 +94,36 @@ public struct Predicate: Sendable, ExpressibleByStringLiteral {
 }
 
 /// `a AND b`.
-public func && (lhs: Predicate, rhs: Predicate) -> Predicate { Predicate(.and(lhs.node, rhs.node)) }
+public func && (lhs: QueryPredicate, rhs: QueryPredicate) -> QueryPredicate { QueryPredicate(.and(lhs.node, rhs.node)) }
 /// `a OR b`.
-public func || (lhs: Predicate, rhs: Predicate) -> Predicate { Predicate(.or(lhs.node, rhs.node)) }
+public func || (lhs: QueryPredicate, rhs: QueryPredicate) -> QueryPredicate { QueryPredicate(.or(lhs.node, rhs.node)) }
 /// `NOT a`.
-public prefix func ! (operand: Predicate) -> Predicate { Predicate(.not(operand.node)) }
+public prefix func ! (operand: QueryPredicate) -> QueryPredicate { QueryPredicate(.not(operand.node)) }
 
 /// The comparisons behind the operators, and the text matches that have no operator.
 public enum Query {}
 
 extension Query {
-    static func column<T: ManagedObjectConvertible>(_ keyPath: AnyKeyPath, _ type: T.Type, _ make: (String) -> Predicate.Node) -> Predicate {
+    static func column<T: ManagedObjectConvertible>(_ keyPath: AnyKeyPath, _ type: T.Type, _ make: (String) -> QueryPredicate.Node) -> QueryPredicate {
         guard let name = T.columnName(keyPath) else {
-            return Predicate(.invalid(.unknownAttribute(entity: T.entityName, keyPath: "\(keyPath)")))
+            return QueryPredicate(.invalid(.unknownAttribute(entity: T.entityName, keyPath: "\(keyPath)")))
         }
-        return Predicate(make(name))
+        return QueryPredicate(make(name))
     }
 
-    static func compare<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ op: SQLBinaryOperator, _ value: A) -> Predicate {
-        column(keyPath, T.self) { .comparison($0, op, value.encodePrimitiveValue()) }
+    static func compare<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ op: SQLBinaryOperator, _ value: A) -> QueryPredicate {
+        column(keyPath, T.self) { .comparison($0, op, value.encodePrimitiveValue(), decimal: A.attributeColumnType == .decimal) }
     }
 
     /// `NOT a`.
-    public static func not(_ original: Predicate) -> Predicate { !original }
+    public static func not(_ original: QueryPredicate) -> QueryPredicate { !original }
     /// `a AND b`.
-    public static func and(_ left: Predicate, _ right: Predicate) -> Predicate { left && right }
+    public static func and(_ left: QueryPredicate, _ right: QueryPredicate) -> QueryPredicate { left && right }
     /// `a OR b`.
-    public static func or(_ left: Predicate, _ right: Predicate) -> Predicate { left || right }
+    public static func or(_ left: QueryPredicate, _ right: QueryPredicate) -> QueryPredicate { left || right }
 
     /// `==`: equal; `nil` means IS NULL.
-    public static func equalTo<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: A) -> Predicate
+    public static func equalTo<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: A) -> QueryPredicate
     where A.PrimitiveAttributeType: Equatable {
         let v = value.encodePrimitiveValue()
         if case .null = v { return column(keyPath, T.self) { .isNull($0, negated: false) } }
@@ -125,7 +132,7 @@ extension Query {
 
     /// `!=`: not equal; `nil` means IS NOT NULL. As in SQL (and Core Data), a row whose
     /// value is NULL is not "not equal" to a value: it is left out.
-    public static func notEqualTo<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: A) -> Predicate
+    public static func notEqualTo<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: A) -> QueryPredicate
     where A.PrimitiveAttributeType: Equatable {
         let v = value.encodePrimitiveValue()
         if case .null = v { return column(keyPath, T.self) { .isNull($0, negated: true) } }
@@ -133,26 +140,26 @@ extension Query {
     }
 
     /// `>`.
-    public static func greaterThan<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: A) -> Predicate
+    public static func greaterThan<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: A) -> QueryPredicate
     where A.PrimitiveAttributeType: Comparable { compare(keyPath, .greater, value) }
     /// `<`.
-    public static func lessThan<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: A) -> Predicate
+    public static func lessThan<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: A) -> QueryPredicate
     where A.PrimitiveAttributeType: Comparable { compare(keyPath, .less, value) }
     /// `>=`.
-    public static func greaterThanOrEqualTo<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: A) -> Predicate
+    public static func greaterThanOrEqualTo<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: A) -> QueryPredicate
     where A.PrimitiveAttributeType: Comparable { compare(keyPath, .greaterOrEqual, value) }
     /// `<=`.
-    public static func lessThanOrEqualTo<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: A) -> Predicate
+    public static func lessThanOrEqualTo<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: A) -> QueryPredicate
     where A.PrimitiveAttributeType: Comparable { compare(keyPath, .lessOrEqual, value) }
 
     /// `===`: IN. An empty list matches nothing; `nil` in the list matches NULL.
-    public static func `in`<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ values: [A]) -> Predicate
+    public static func `in`<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ values: [A]) -> QueryPredicate
     where A.PrimitiveAttributeType: Equatable {
         let encoded = values.map { $0.encodePrimitiveValue() }
         let nonNull = encoded.filter { if case .null = $0 { return false } else { return true } }
         let hasNull = nonNull.count != encoded.count
         return column(keyPath, T.self) { name in
-            let list = Predicate.Node.inList(name, nonNull)
+            let list = QueryPredicate.Node.inList(name, nonNull)
             return hasNull ? .or(list, .isNull(name, negated: false)) : list
         }
     }
@@ -160,23 +167,23 @@ extension Query {
     /// True when the text begins with `value`, taken literally (`%`, `_`, `\` are plain
     /// characters). Case- and accent-insensitive by default, equally on every backend
     /// (see ``TextFolding``); `caseInsensitive: false` compares exactly.
-    public static func beginsWith<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: String, caseInsensitive: Bool = true) -> Predicate
+    public static func beginsWith<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: String, caseInsensitive: Bool = true) -> QueryPredicate
     where A.PrimitiveAttributeType == String {
         column(keyPath, T.self) { .text($0, .beginsWith, value, caseInsensitive: caseInsensitive) }
     }
     /// True when the text ends with `value`; see ``beginsWith(_:_:caseInsensitive:)``.
-    public static func endsWith<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: String, caseInsensitive: Bool = true) -> Predicate
+    public static func endsWith<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: String, caseInsensitive: Bool = true) -> QueryPredicate
     where A.PrimitiveAttributeType == String {
         column(keyPath, T.self) { .text($0, .endsWith, value, caseInsensitive: caseInsensitive) }
     }
     /// True when the text contains `value`; see ``beginsWith(_:_:caseInsensitive:)``.
-    public static func contains<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: String, caseInsensitive: Bool = true) -> Predicate
+    public static func contains<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: String, caseInsensitive: Bool = true) -> QueryPredicate
     where A.PrimitiveAttributeType == String {
         column(keyPath, T.self) { .text($0, .contains, value, caseInsensitive: caseInsensitive) }
     }
     /// True when the text equals `value` once both are folded (case- and accent-insensitive
     /// `==`); `==` itself compares exactly.
-    public static func matches<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: String, caseInsensitive: Bool = true) -> Predicate
+    public static func matches<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: String, caseInsensitive: Bool = true) -> QueryPredicate
     where A.PrimitiveAttributeType == String {
         column(keyPath, T.self) { .text($0, .equal, value, caseInsensitive: caseInsensitive) }
     }
@@ -185,40 +192,40 @@ extension Query {
     /// (a predicate over the destination's key paths): the books whose author's name begins
     /// with "A" are `Query.any(Book.self, \.author, Query.beginsWith(\Author.name, "A"))`.
     /// Compiled to an EXISTS subquery. (Unity's addition: Sworm allowed attributes only.)
-    public static func any<T: ManagedObjectConvertible, D: ManagedObjectConvertible>(_ owner: T.Type, _ relation: KeyPath<T.Relations, ToOneRelation<D>>, _ predicate: Predicate) -> Predicate {
+    public static func any<T: ManagedObjectConvertible, D: ManagedObjectConvertible>(_ owner: T.Type, _ relation: KeyPath<T.Relations, ToOneRelation<D>>, _ predicate: QueryPredicate) -> QueryPredicate {
         let declaration = T.relations[keyPath: relation].declaration
-        return Predicate(.relation(LinkStorage(source: T.entityName, declaration), destination: D.entityName, predicate.node))
+        return QueryPredicate(.relation(LinkStorage(source: T.entityName, declaration), destination: D.entityName, predicate.node))
     }
     /// True when at least one object of the to-many relation matches `predicate`.
-    public static func any<T: ManagedObjectConvertible, D: ManagedObjectConvertible>(_ owner: T.Type, _ relation: KeyPath<T.Relations, ToManyRelation<D>>, _ predicate: Predicate) -> Predicate {
+    public static func any<T: ManagedObjectConvertible, D: ManagedObjectConvertible>(_ owner: T.Type, _ relation: KeyPath<T.Relations, ToManyRelation<D>>, _ predicate: QueryPredicate) -> QueryPredicate {
         let declaration = T.relations[keyPath: relation].declaration
-        return Predicate(.relation(LinkStorage(source: T.entityName, declaration), destination: D.entityName, predicate.node))
+        return QueryPredicate(.relation(LinkStorage(source: T.entityName, declaration), destination: D.entityName, predicate.node))
     }
     /// True when at least one object of the ordered to-many relation matches `predicate`.
-    public static func any<T: ManagedObjectConvertible, D: ManagedObjectConvertible>(_ owner: T.Type, _ relation: KeyPath<T.Relations, ToManyOrderedRelation<D>>, _ predicate: Predicate) -> Predicate {
+    public static func any<T: ManagedObjectConvertible, D: ManagedObjectConvertible>(_ owner: T.Type, _ relation: KeyPath<T.Relations, ToManyOrderedRelation<D>>, _ predicate: QueryPredicate) -> QueryPredicate {
         let declaration = T.relations[keyPath: relation].declaration
-        return Predicate(.relation(LinkStorage(source: T.entityName, declaration), destination: D.entityName, predicate.node))
+        return QueryPredicate(.relation(LinkStorage(source: T.entityName, declaration), destination: D.entityName, predicate.node))
     }
 }
 
 /// `Query.equalTo`.
-public func == <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A>, rhs: A) -> Predicate
+public func == <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A>, rhs: A) -> QueryPredicate
 where A.PrimitiveAttributeType: Equatable { Query.equalTo(lhs, rhs) }
 /// `Query.notEqualTo`.
-public func != <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A>, rhs: A) -> Predicate
+public func != <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A>, rhs: A) -> QueryPredicate
 where A.PrimitiveAttributeType: Equatable { Query.notEqualTo(lhs, rhs) }
 /// `Query.greaterThan`.
-public func > <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A>, rhs: A) -> Predicate
+public func > <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A>, rhs: A) -> QueryPredicate
 where A.PrimitiveAttributeType: Comparable { Query.greaterThan(lhs, rhs) }
 /// `Query.lessThan`.
-public func < <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A>, rhs: A) -> Predicate
+public func < <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A>, rhs: A) -> QueryPredicate
 where A.PrimitiveAttributeType: Comparable { Query.lessThan(lhs, rhs) }
 /// `Query.greaterThanOrEqualTo`.
-public func >= <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A>, rhs: A) -> Predicate
+public func >= <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A>, rhs: A) -> QueryPredicate
 where A.PrimitiveAttributeType: Comparable { Query.greaterThanOrEqualTo(lhs, rhs) }
 /// `Query.lessThanOrEqualTo`.
-public func <= <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A>, rhs: A) -> Predicate
+public func <= <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A>, rhs: A) -> QueryPredicate
 where A.PrimitiveAttributeType: Comparable { Query.lessThanOrEqualTo(lhs, rhs) }
 /// `Query.in`: IN.
-public func === <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A>, rhs: [A]) -> Predicate
+public func === <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A>, rhs: [A]) -> QueryPredicate
 where A.PrimitiveAttributeType: Equatable { Query.in(lhs, rhs) }
