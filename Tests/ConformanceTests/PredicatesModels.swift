@@ -2,7 +2,7 @@ import Foundation
 import UnityPredicates
 
 /// Models shared by the Predicates*Tests suites.
-enum PKind: String, SupportedAttributeType, CaseIterable {
+enum PKind: String, SupportedAttributeType, DatabaseValueConvertible, Codable, CaseIterable {
     // Not Comparable: it compares and sorts by its raw value.
     case zeta, alpha, mid
 }
