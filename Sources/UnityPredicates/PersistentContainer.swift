@@ -57,7 +57,9 @@ public final class PersistentContainer: Sendable {
     }
 
     private func migrate(_ db: Database) throws -> [String] {
-        let applied = try Migrator(migrations: registry.migrations(for: db.dialect)).migrate(db)
+        var migrator = try Migrator(migrations: registry.migrations(for: db.dialect))
+        migrator.ignoresOtherAppliedMigrations = true
+        let applied = try migrator.migrate(db)
         migrated.withLock { $0[ObjectIdentifier(db)] = WeakDatabase(db) }
         return applied
     }

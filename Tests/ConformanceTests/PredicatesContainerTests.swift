@@ -20,6 +20,21 @@ struct PredicatesContainerTests {
     }
 
     @Test(arguments: Backend.allCases)
+    func schemaBesideOtherMigrations(_ backend: Backend) throws {
+        try withTestDatabase(backend) { db in
+            // A database whose own migrations belong to someone else.
+            try Migrator(migrations: [Migration("0001_other", sql: "CREATE TABLE other (x INTEGER)")]).migrate(db)
+            let container = PersistentContainer(database: db, models: [T.self])
+            #expect(try container.createSchema() == ["unitypredicates_create_T"])
+            try container.perform { ctx in _ = try ctx.insert(T(marker: "m", amount: 1, name: "n")) }
+            // The other migrator still sees a history it does not know, and says so.
+            #expect(throws: MigrationError.self) {
+                try Migrator(migrations: [Migration("0001_other", sql: "CREATE TABLE other (x INTEGER)")]).migrate(db)
+            }
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
     func insertFetchDecodeEncodeCountDelete(_ backend: Backend) throws {
         try withTestDatabase(backend) { db in
             let container = PersistentContainer(database: db, models: predicateModels)

@@ -86,6 +86,13 @@ public struct Migrator: Sendable {
     /// advisory lock waits as long as the server lets it (`lock_timeout`).
     public var lockWaitTimeout: Double = 60
 
+    /// When true, migrations recorded in the database that this migrator does not list are
+    /// left alone instead of refused with ``MigrationError/unknownAppliedMigration(name:)``:
+    /// for a flavor that creates its own tables (predicate models, `createAll()`) in a
+    /// database whose other migrations belong to someone else. Its own migrations are still
+    /// checked by checksum. False by default.
+    public var ignoresOtherAppliedMigrations = false
+
     /// Creates a migrator that applies `migrations` in the order given.
     public init(migrations: [Migration]) {
         self.migrations = migrations
@@ -191,6 +198,7 @@ public struct Migrator: Sendable {
                 throw MigrationError.checksumMismatch(name: step.migration.name, applied: checksum, current: step.checksum)
             }
         }
+        if ignoresOtherAppliedMigrations { return }
         let known = Set(plan.map(\.migration.name))
         if let unknown = applied.first(where: { !known.contains($0.name) }) {
             throw MigrationError.unknownAppliedMigration(name: unknown.name)
