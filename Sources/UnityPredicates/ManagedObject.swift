@@ -78,15 +78,15 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
         return index
     }
 
-    /// Writes the changed attributes.
-    func flush() throws {
-        guard !changed.isEmpty else { return }
+    /// The UPDATE that writes the changed attributes, or nil; forgets the changes.
+    func takeUpdate() -> SQLStatement? {
+        guard !changed.isEmpty else { return nil }
         let attributes = EntityDescription<PlainObject>.shared.attributes
         let assignments = changed.sorted().map { SQLAssignment(attributes[$0].name, .bind(values[$0])) }
         changed = []
-        _ = try context.connection.execute(.update(SQLUpdate(
+        return .update(SQLUpdate(
             PlainObject.entityName, set: assignments,
-            where: .column(primaryKeyColumn).equals(.bind(.integer(primaryKey))))))
+            where: .column(PlainObject.keyColumn).equals(.bind(.integer(primaryKey)))))
     }
 
     // MARK: Relations

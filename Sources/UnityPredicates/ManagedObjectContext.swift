@@ -8,11 +8,13 @@ public final class ManagedObjectContext {
     let connection: Connection
     let registry: SchemaRegistry
     /// Objects with changes not yet written, in the order first changed.
-    private var changedObjects: [ObjectIdentifier: () throws -> Void] = [:]
+    private var changedObjects: [ObjectIdentifier: () -> SQLStatement?] = [:]
     private var changeOrder: [ObjectIdentifier] = []
     /// An error met where the API cannot throw (``ManagedObject/encode(_:_:)``), thrown by
     /// the next statement.
     var pendingError: (any Error)?
+    /// Inserts of models keyed by their own attribute, run as one batch by the next flush.
+    private var pendingStatements: [SQLStatement] = []
 
     init(connection: Connection, registry: SchemaRegistry) {
         self.connection = connection
@@ -22,7 +24,7 @@ public final class ManagedObjectContext {
     func markChanged<T>(_ object: ManagedObject<T>) {
         let id = ObjectIdentifier(object)
         if changedObjects[id] == nil {
-            changedObjects[id] = { try object.flush() }
+            changedObjects[id] = { object.takeUpdate() }
             changeOrder.append(id)
         }
     }
@@ -33,12 +35,22 @@ public final class ManagedObjectContext {
             pendingError = nil
             throw error
         }
-        while !changeOrder.isEmpty {
+        if !pendingStatements.isEmpty {
+            let statements = pendingStatements
+            pendingStatements = []
+            try connection.executeBatch(statements)
+        }
+        if !changeOrder.isEmpty {
             let order = changeOrder
-            let flushes = changedObjects
+            let updates = changedObjects
             changeOrder = []
             changedObjects = [:]
-            for id in order { try flushes[id]?() }
+            var statements: [SQLStatement] = []
+            statements.reserveCapacity(order.count)
+            for id in order { if let statement = updates[id]?() { statements.append(statement) } }
+            // Consecutive updates of the same columns run as one batch (one prepared
+            // statement on SQLite, one pipeline on PostgreSQL).
+            if !statements.isEmpty { try connection.executeBatch(statements) }
         }
     }
 
@@ -46,13 +58,14 @@ public final class ManagedObjectContext {
     func end() {
         changeOrder = []
         changedObjects = [:]
+        pendingStatements = []
     }
 
     private var dialect: SQLDialect { connection.dialect }
 
     static func object<T>(_ type: T.Type, _ row: Row, _ context: ManagedObjectContext) throws -> ManagedObject<T> {
         guard let key = Int64.fromDatabaseValue(row[0]) else {
-            throw PredicatesError.conversion(column: primaryKeyColumn, type: "Int64", value: row[0])
+            throw PredicatesError.conversion(column: T.keyColumn, type: "Int64", value: row[0])
         }
         return ManagedObject(context: context, primaryKey: key, values: Array(row.values.dropFirst()))
     }
@@ -63,11 +76,21 @@ public final class ManagedObjectContext {
     @discardableResult
     public func insert<PlainObject: ManagedObjectConvertible>(_ value: PlainObject) throws -> ManagedObject<PlainObject> {
         try flush()
-        let attributes = EntityDescription<PlainObject>.shared.attributes
+        let description = EntityDescription<PlainObject>.shared
+        let attributes = description.attributes
         let values = attributes.map { $0.encode(value) }
+        if let keyIndex = description.keyAttributeIndex {
+            // The key is the model's own: the insert waits for the next statement, in a batch.
+            guard let key = Int64.fromDatabaseValue(values[keyIndex]) else {
+                throw PredicatesError.conversion(column: PlainObject.keyColumn, type: "Int64", value: values[keyIndex])
+            }
+            pendingStatements.append(.insert(SQLInsert(into: PlainObject.entityName, columns: attributes.map(\.name),
+                                                       values: [values.map { .bind($0) }])))
+            return ManagedObject(context: self, primaryKey: key, values: values)
+        }
         let insert = SQLInsert(into: PlainObject.entityName, columns: attributes.map(\.name),
                                source: attributes.isEmpty ? .defaultValues : .values([values.map { .bind($0) }]),
-                               returning: [.expression(.column(primaryKeyColumn), alias: nil)])
+                               returning: [.expression(.column(PlainObject.keyColumn), alias: nil)])
         guard let row = try connection.fetchOne(.insert(insert)), let key = Int64.fromDatabaseValue(row[0]) else {
             throw DatabaseError.misuse("INSERT INTO \(PlainObject.entityName) returned no key")
         }
@@ -87,7 +110,12 @@ public final class ManagedObjectContext {
     /// Deletes every object the request matches, one by one with their delete rules.
     public func delete<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws {
         try flush()
-        let select = try request.select([.expression(.column(PlainObject.entityName, primaryKeyColumn), alias: nil)], dialect: dialect)
+        if registry.entities[PlainObject.entityName]?.relations.isEmpty ?? true {
+            // No delete rules to apply: one statement.
+            _ = try connection.execute(.delete(SQLDelete(from: PlainObject.entityName, where: try deleteCondition(request))))
+            return
+        }
+        let select = try request.select([.expression(.column(PlainObject.entityName, PlainObject.keyColumn), alias: nil)], dialect: dialect)
         let keys = try connection.fetchAll(.select(select)).compactMap { Int64.fromDatabaseValue($0[0]) }
         try connection.transaction { _ in
             var visited: Set<String> = []
@@ -102,15 +130,17 @@ public final class ManagedObjectContext {
     public func batchDelete<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws -> Int
     where PlainObject.Relations == Void {
         try flush()
+        return try connection.execute(.delete(SQLDelete(from: PlainObject.entityName, where: try deleteCondition(request))))
+    }
+
+    /// The request's condition for a DELETE: limit and offset through a subquery of keys.
+    private func deleteCondition<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws -> SQLExpression? {
         let table = PlainObject.entityName
-        let condition: SQLExpression?
         if request.fetchLimit != nil || request.fetchOffset != nil {
-            let keys = try request.select([.expression(.column(table, primaryKeyColumn), alias: nil)], dialect: dialect)
-            condition = SQLExpression.column(table, primaryKeyColumn).isIn(keys)
-        } else {
-            condition = try request.condition(dialect)
+            let keys = try request.select([.expression(.column(table, PlainObject.keyColumn), alias: nil)], dialect: dialect)
+            return SQLExpression.column(table, PlainObject.keyColumn).isIn(keys)
         }
-        return try connection.execute(.delete(SQLDelete(from: table, where: condition)))
+        return try request.condition(dialect)
     }
 
     private func deleteRow(entity: String, key: Int64, visited: inout Set<String>) throws {
@@ -130,7 +160,8 @@ public final class ManagedObjectContext {
                 }
             }
         }
-        _ = try connection.execute(.delete(SQLDelete(from: entity, where: .column(primaryKeyColumn).equals(.bind(.integer(key))))))
+        let keyColumn = registry.entities[entity]?.keyColumn ?? hiddenKeyColumn
+        _ = try connection.execute(.delete(SQLDelete(from: entity, where: .column(keyColumn).equals(.bind(.integer(key))))))
     }
 
     // MARK: Reading
@@ -161,6 +192,16 @@ public final class ManagedObjectContext {
         return result
     }
 
+    /// Calls `body` with each object the request matches, in its order, as the rows arrive
+    /// (nothing is kept: for large results).
+    public func forEach<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>, _ body: (ManagedObject<PlainObject>) throws -> Void) throws {
+        try flush()
+        let select = try request.select(EntityDescription<PlainObject>.shared.selectColumns, dialect: dialect)
+        try connection.forEachRow(.select(select)) { row in
+            try body(try Self.object(PlainObject.self, row, self))
+        }
+    }
+
     /// The first object the request matches, or nil.
     public func fetchOne<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws -> ManagedObject<PlainObject>? {
         try fetch(request.limit(1)).first
@@ -176,7 +217,7 @@ public final class ManagedObjectContext {
         try flush()
         var select: SQLSelect
         if request.fetchLimit != nil || request.fetchOffset != nil {
-            let inner = try request.select([.expression(.column(PlainObject.entityName, primaryKeyColumn), alias: nil)],
+            let inner = try request.select([.expression(.column(PlainObject.entityName, PlainObject.keyColumn), alias: nil)],
                                            dialect: dialect, ordered: false)
             select = SQLSelect(from: .subquery(inner, alias: "counted")).columns(.expression(.countAll))
         } else {
@@ -206,11 +247,11 @@ public final class ManagedObjectContext {
     func related<D: ManagedObjectConvertible>(_ type: D.Type, link: LinkStorage, owner: Int64, ordered: Bool) throws -> [ManagedObject<D>] {
         try flush()
         var select = SQLSelect(from: D.entityName).columns(EntityDescription<D>.shared.selectColumns)
-            .join(.inner, link.table, on: SQLExpression.column(link.table, link.targetColumn).equals(.column(D.entityName, primaryKeyColumn)))
+            .join(.inner, link.table, on: SQLExpression.column(link.table, link.targetColumn).equals(.column(D.entityName, D.keyColumn)))
             .where(SQLExpression.column(link.table, link.ownerColumn).equals(.bind(.integer(owner))))
         select = select.orderBy(
-            ordered ? SQLOrdering(.column(link.table, link.positionColumn)) : SQLOrdering(.column(D.entityName, primaryKeyColumn)),
-            SQLOrdering(.column(D.entityName, primaryKeyColumn)))
+            ordered ? SQLOrdering(.column(link.table, link.positionColumn)) : SQLOrdering(.column(D.entityName, D.keyColumn)),
+            SQLOrdering(.column(D.entityName, D.keyColumn)))
         var result: [ManagedObject<D>] = []
         try connection.forEachRow(.select(select)) { row in
             result.append(try Self.object(D.self, row, self))

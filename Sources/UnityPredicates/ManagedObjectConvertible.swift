@@ -33,8 +33,18 @@ public protocol ManagedObjectConvertible {
     static var attributes: Set<Attribute<Self>> { get }
     /// The relations.
     static var relations: Relations { get }
+    /// The table's integer key column: `"Z_PK"` (the default), a hidden key the database
+    /// assigns, or the column of one of the model's own integer attributes, for a model that
+    /// maps an existing table keyed by it. With an attribute key, inserts need no key back
+    /// from the database, so they wait and go to the database in batches.
+    static var keyColumn: String { get }
     /// An empty value that ``ManagedObject/decode()`` fills attribute by attribute.
     init()
+}
+
+extension ManagedObjectConvertible {
+    /// `"Z_PK"`: a hidden key assigned by the database.
+    public static var keyColumn: String { hiddenKeyColumn }
 }
 
 extension ManagedObjectConvertible where Relations == Void {
@@ -126,13 +136,16 @@ final class EntityDescription<PlainObject: ManagedObjectConvertible>: @unchecked
     let byKeyPath: [AnyKeyPath: Attribute<PlainObject>]
     /// `Z_PK` then the attributes' columns, the select list of every fetch.
     let selectColumns: [SQLSelectColumn]
+    /// The attribute that is the key, when the key is no hidden column.
+    let keyAttributeIndex: Int?
 
     init() {
         attributes = PlainObject.attributes.sorted { $0.name < $1.name }
         var map: [AnyKeyPath: Attribute<PlainObject>] = [:]
         for a in attributes { map[a.keyPath] = a }
         byKeyPath = map
-        selectColumns = [.expression(.column(PlainObject.entityName, primaryKeyColumn), alias: nil)]
+        keyAttributeIndex = attributes.firstIndex { $0.name == PlainObject.keyColumn }
+        selectColumns = [.expression(.column(PlainObject.entityName, PlainObject.keyColumn), alias: nil)]
             + attributes.map { .expression(.column(PlainObject.entityName, $0.name), alias: nil) }
     }
 
@@ -142,7 +155,7 @@ final class EntityDescription<PlainObject: ManagedObjectConvertible>: @unchecked
 }
 
 /// The hidden integer key of every entity table.
-let primaryKeyColumn = "Z_PK"
+let hiddenKeyColumn = "Z_PK"
 
 enum EntityDescriptionCache {
     private static let lock = NSLock()

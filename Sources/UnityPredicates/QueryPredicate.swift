@@ -16,7 +16,7 @@ public struct QueryPredicate: Sendable, ExpressibleByStringLiteral {
         case or(Node, Node)
         case not(Node)
         case raw(String, [DatabaseValue])
-        case relation(LinkStorage, destination: String, Node)
+        case relation(LinkStorage, ownerKey: String, destination: String, destinationKey: String, Node)
         case invalid(PredicatesError)
     }
 
@@ -76,7 +76,7 @@ public struct QueryPredicate: Sendable, ExpressibleByStringLiteral {
             return !(try compile(inner, q, dialect, &depth))
         case .raw(let sql, let bindings):
             return .raw(sql, bindings)
-        case .relation(let link, let destination, let inner):
+        case .relation(let link, let ownerKey, let destination, let destinationKey, let inner):
             depth += 1
             let linkAlias = "l\(depth)"
             let targetAlias = "r\(depth)"
@@ -84,8 +84,8 @@ public struct QueryPredicate: Sendable, ExpressibleByStringLiteral {
             let sub = SQLSelect(from: link.table, as: linkAlias)
                 .columns(.expression(.literal(.integer(1))))
                 .join(.inner, destination, as: targetAlias,
-                      on: .column(targetAlias, primaryKeyColumn).equals(.column(linkAlias, link.targetColumn)))
-                .where(.column(linkAlias, link.ownerColumn).equals(.column(q, primaryKeyColumn)) && condition)
+                      on: .column(targetAlias, destinationKey).equals(.column(linkAlias, link.targetColumn)))
+                .where(.column(linkAlias, link.ownerColumn).equals(.column(q, ownerKey)) && condition)
             return .exists(sub)
         case .invalid(let error):
             throw error
@@ -194,17 +194,20 @@ extension Query {
     /// Compiled to an EXISTS subquery. (Unity's addition: Sworm allowed attributes only.)
     public static func any<T: ManagedObjectConvertible, D: ManagedObjectConvertible>(_ owner: T.Type, _ relation: KeyPath<T.Relations, ToOneRelation<D>>, _ predicate: QueryPredicate) -> QueryPredicate {
         let declaration = T.relations[keyPath: relation].declaration
-        return QueryPredicate(.relation(LinkStorage(source: T.entityName, declaration), destination: D.entityName, predicate.node))
+        return QueryPredicate(.relation(LinkStorage(source: T.entityName, declaration), ownerKey: T.keyColumn,
+                                        destination: D.entityName, destinationKey: D.keyColumn, predicate.node))
     }
     /// True when at least one object of the to-many relation matches `predicate`.
     public static func any<T: ManagedObjectConvertible, D: ManagedObjectConvertible>(_ owner: T.Type, _ relation: KeyPath<T.Relations, ToManyRelation<D>>, _ predicate: QueryPredicate) -> QueryPredicate {
         let declaration = T.relations[keyPath: relation].declaration
-        return QueryPredicate(.relation(LinkStorage(source: T.entityName, declaration), destination: D.entityName, predicate.node))
+        return QueryPredicate(.relation(LinkStorage(source: T.entityName, declaration), ownerKey: T.keyColumn,
+                                        destination: D.entityName, destinationKey: D.keyColumn, predicate.node))
     }
     /// True when at least one object of the ordered to-many relation matches `predicate`.
     public static func any<T: ManagedObjectConvertible, D: ManagedObjectConvertible>(_ owner: T.Type, _ relation: KeyPath<T.Relations, ToManyOrderedRelation<D>>, _ predicate: QueryPredicate) -> QueryPredicate {
         let declaration = T.relations[keyPath: relation].declaration
-        return QueryPredicate(.relation(LinkStorage(source: T.entityName, declaration), destination: D.entityName, predicate.node))
+        return QueryPredicate(.relation(LinkStorage(source: T.entityName, declaration), ownerKey: T.keyColumn,
+                                        destination: D.entityName, destinationKey: D.keyColumn, predicate.node))
     }
 }
 

@@ -13,6 +13,7 @@ struct EntitySchema: Sendable {
     let name: String
     let columns: [ColumnSchema]
     let relations: [RelationDeclaration]
+    let keyColumn: String
 }
 
 extension ManagedObjectConvertible {
@@ -22,7 +23,8 @@ extension ManagedObjectConvertible {
             columns: EntityDescription<Self>.shared.attributes.map {
                 ColumnSchema(name: $0.name, type: $0.columnType, optional: $0.isOptional, unique: $0.isUnique)
             },
-            relations: relationDeclarations)
+            relations: relationDeclarations,
+            keyColumn: keyColumn)
     }
 }
 
@@ -84,12 +86,16 @@ struct SchemaRegistry: Sendable {
         var result: [Migration] = []
         for name in order {
             guard let entity = entities[name] else { continue }
-            var columns = [SQLColumnDefinition(primaryKeyColumn, .int64, primaryKey: .autoIncrement)]
+            var columns: [SQLColumnDefinition] = []
+            let ownKey = entity.columns.contains { $0.name == entity.keyColumn }
+            if !ownKey { columns.append(SQLColumnDefinition(entity.keyColumn, .int64, primaryKey: .autoIncrement)) }
             for c in entity.columns {
                 // Text compares and sorts in binary code-point order on both backends:
                 // SQLite's default BINARY collation, PostgreSQL's "C".
                 let type: ColumnType = (c.type == .text && isPostgres) ? .custom("TEXT COLLATE \"C\"") : c.type
-                columns.append(SQLColumnDefinition(c.name, type, notNull: !c.optional, unique: c.unique))
+                let isKey = c.name == entity.keyColumn
+                columns.append(SQLColumnDefinition(c.name, type, primaryKey: isKey ? .plain : nil, notNull: !c.optional || isKey,
+                                                   unique: c.unique && !isKey))
             }
             result.append(Migration("unitypredicates_create_\(name)", statements: [
                 .createTable(SQLCreateTable(name, ifNotExists: true, columns: columns)),
@@ -110,9 +116,9 @@ struct SchemaRegistry: Sendable {
                 if bKind == .toOne { constraints.append(.unique(["b_pk"])) }
                 let table = SQLCreateTable(link.table, ifNotExists: true, columns: [
                     SQLColumnDefinition("a_pk", .int64, notNull: true, references: SQLForeignKeyReference(
-                        link.aEntity, columns: [primaryKeyColumn], onDelete: .cascade)),
+                        link.aEntity, columns: [entities[link.aEntity]?.keyColumn ?? hiddenKeyColumn], onDelete: .cascade)),
                     SQLColumnDefinition("b_pk", .int64, notNull: true, references: SQLForeignKeyReference(
-                        link.bEntity, columns: [primaryKeyColumn], onDelete: .cascade)),
+                        link.bEntity, columns: [entities[link.bEntity]?.keyColumn ?? hiddenKeyColumn], onDelete: .cascade)),
                     SQLColumnDefinition("a_position", .int64),
                     SQLColumnDefinition("b_position", .int64),
                 ], constraints: constraints)

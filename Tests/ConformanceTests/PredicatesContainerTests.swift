@@ -117,6 +117,33 @@ struct PredicatesContainerTests {
     }
 
     @Test(arguments: Backend.allCases)
+    func modelKeyedByItsOwnAttribute(_ backend: Backend) throws {
+        try withTestDatabase(backend) { db in
+            let c = PersistentContainer(database: db, models: [PKeyed.self])
+            try c.perform { ctx in
+                for i in 1...5 { _ = try ctx.insert(PKeyed(id: Int64(i), label: "l\(i)", score: i == 3 ? nil : Double(i))) }
+                // Batched inserts are written before the next statement.
+                #expect(try ctx.count(of: PKeyed.all) == 5)
+                for object in try ctx.fetch(PKeyed.all.where(\PKeyed.id <= 2)) { object.encode(\.label, "changed") }
+            }
+            var streamed: [PKeyed] = []
+            try c.perform { ctx in try ctx.forEach(PKeyed.all.sort(\.id)) { streamed.append(try $0.decode()) } }
+            #expect(streamed.map(\.label) == ["changed", "changed", "l3", "l4", "l5"])
+            #expect(streamed[2].score == nil)
+            try c.perform { ctx in try ctx.delete(PKeyed.all.where(\PKeyed.id === [1, 5])) }
+            #expect(try c.perform { ctx in try ctx.fetch(PKeyed.all.sort(\.id), \.id) } == [2, 3, 4])
+            // A duplicate key in a batched insert fails the perform, which leaves nothing.
+            #expect(throws: DatabaseError.self) {
+                try c.perform { ctx in
+                    _ = try ctx.insert(PKeyed(id: 10, label: "new"))
+                    _ = try ctx.insert(PKeyed(id: 2, label: "duplicate"))
+                }
+            }
+            #expect(try c.perform { ctx in try ctx.fetch(PKeyed.all.sort(\.id), \.label) } == ["changed", "l3", "l4"])
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
     func asyncSchedule(_ backend: Backend) async throws {
         try await withTestDatabase(backend) { db in
             let container = PersistentContainer(database: db, models: predicateModels)

@@ -97,3 +97,13 @@ final class ErrorLog: @unchecked Sendable {
     func log(_ error: any Error) { lock.lock(); errors.append("\(error)"); lock.unlock() }
     var all: [String] { lock.lock(); defer { lock.unlock() }; return errors }
 }
+
+/// A model keyed by its own attribute (`keyColumn`), as for an existing table.
+struct PKeyed: ManagedObjectConvertible, Equatable {
+    var id: Int64 = 0
+    var label = ""
+    var score: Double?
+    static let entityName = "PKeyed"
+    static let keyColumn = "id"
+    static let attributes: Set<Attribute<PKeyed>> = [Attribute(\.id, "id"), Attribute(\.label, "label"), Attribute(\.score, "score")]
+}
