@@ -16,8 +16,13 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     var values: [DatabaseValue]
     var changed: Set<Int> = []
 
-    init(context: ManagedObjectContext, primaryKey: Int64, values: [DatabaseValue]) {
+    /// The model's attributes (looked up once per fetch, not per row).
+    let description: EntityDescription<PlainObject>
+
+    init(context: ManagedObjectContext, primaryKey: Int64, values: [DatabaseValue],
+         description: EntityDescription<PlainObject> = .shared) {
         self.context = context
+        self.description = description
         self.primaryKey = primaryKey
         self.values = values
     }
@@ -25,7 +30,7 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     /// The whole value, attribute by attribute.
     public func decode() throws -> PlainObject {
         var object = PlainObject()
-        let attributes = EntityDescription<PlainObject>.shared.attributes
+        let attributes = description.attributes
         for i in attributes.indices {
             try attributes[i].decode(&object, values[i])
         }

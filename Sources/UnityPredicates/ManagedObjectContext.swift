@@ -63,11 +63,17 @@ public final class ManagedObjectContext {
 
     private var dialect: SQLDialect { connection.dialect }
 
-    static func object<T>(_ type: T.Type, _ row: Row, _ context: ManagedObjectContext) throws -> ManagedObject<T> {
-        guard let key = Int64.fromDatabaseValue(row[0]) else {
+    static func object<T>(_ type: T.Type, _ row: Row, _ context: ManagedObjectContext,
+                          _ description: EntityDescription<T> = .shared) throws -> ManagedObject<T> {
+        let key: Int64
+        if case .integer(let k) = row[0] {
+            key = k
+        } else if let k = Int64.fromDatabaseValue(row[0]) {
+            key = k
+        } else {
             throw PredicatesError.conversion(column: T.keyColumn, type: "Int64", value: row[0])
         }
-        return ManagedObject(context: context, primaryKey: key, values: Array(row.values.dropFirst()))
+        return ManagedObject(context: context, primaryKey: key, values: Array(row.values.dropFirst()), description: description)
     }
 
     // MARK: Writing
@@ -169,10 +175,12 @@ public final class ManagedObjectContext {
     /// The objects the request matches, in its order.
     public func fetch<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws -> [ManagedObject<PlainObject>] {
         try flush()
-        let select = try request.select(EntityDescription<PlainObject>.shared.selectColumns, dialect: dialect)
+        let description = EntityDescription<PlainObject>.shared
+        let select = try request.select(description.selectColumns, dialect: dialect)
         var result: [ManagedObject<PlainObject>] = []
+        if let limit = request.fetchLimit { result.reserveCapacity(min(limit, 1024)) }
         try connection.forEachRow(.select(select)) { row in
-            result.append(try Self.object(PlainObject.self, row, self))
+            result.append(try Self.object(PlainObject.self, row, self, description))
         }
         return result
     }
@@ -196,9 +204,10 @@ public final class ManagedObjectContext {
     /// (nothing is kept: for large results).
     public func forEach<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>, _ body: (ManagedObject<PlainObject>) throws -> Void) throws {
         try flush()
-        let select = try request.select(EntityDescription<PlainObject>.shared.selectColumns, dialect: dialect)
+        let description = EntityDescription<PlainObject>.shared
+        let select = try request.select(description.selectColumns, dialect: dialect)
         try connection.forEachRow(.select(select)) { row in
-            try body(try Self.object(PlainObject.self, row, self))
+            try body(try Self.object(PlainObject.self, row, self, description))
         }
     }
 
