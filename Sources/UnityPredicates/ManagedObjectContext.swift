@@ -81,11 +81,14 @@ public final class ManagedObjectContext {
     /// Inserts `value` as a new object and returns it.
     @discardableResult
     public func insert<PlainObject: ManagedObjectConvertible>(_ value: PlainObject) throws -> ManagedObject<PlainObject> {
-        try flush()
         let description = EntityDescription<PlainObject>.shared
         let attributes = description.attributes
         let values = attributes.map { $0.encode(value) }
         if let keyIndex = description.keyAttributeIndex {
+            if let error = pendingError {
+                pendingError = nil
+                throw error
+            }
             // The key is the model's own: the insert waits for the next statement, in a batch.
             guard let key = Int64.fromDatabaseValue(values[keyIndex]) else {
                 throw PredicatesError.conversion(column: PlainObject.keyColumn, type: "Int64", value: values[keyIndex])
@@ -94,6 +97,7 @@ public final class ManagedObjectContext {
                                                        values: [values.map { .bind($0) }])))
             return ManagedObject(context: self, primaryKey: key, values: values)
         }
+        try flush()
         let insert = SQLInsert(into: PlainObject.entityName, columns: attributes.map(\.name),
                                source: attributes.isEmpty ? .defaultValues : .values([values.map { .bind($0) }]),
                                returning: [.expression(.column(PlainObject.keyColumn), alias: nil)])

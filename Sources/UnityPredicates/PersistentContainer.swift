@@ -17,6 +17,7 @@ import Foundation
 public final class PersistentContainer: Sendable {
     private let databaseFactory: @Sendable () throws -> Database
     private let registry: SchemaRegistry
+    private let createsSchema: Bool
     private let logError: (@Sendable (any Error) -> Void)?
     /// The databases already migrated, held weakly (a new database may reuse an old address).
     private let migrated = Mutex<[ObjectIdentifier: WeakDatabase]>([:])
@@ -24,15 +25,19 @@ public final class PersistentContainer: Sendable {
     /// A container on `database` (nil: the core's ``DefaultDatabase``, resolved at each
     /// call) for `models`.
     public convenience init(database: Database? = nil, models: [any ManagedObjectConvertible.Type],
-                            logError: (@Sendable (any Error) -> Void)? = nil) {
-        self.init(databaseFactory: { try DefaultDatabase.resolve(database) }, models: models, logError: logError)
+                            createsSchema: Bool = true, logError: (@Sendable (any Error) -> Void)? = nil) {
+        self.init(databaseFactory: { try DefaultDatabase.resolve(database) }, models: models,
+                  createsSchema: createsSchema, logError: logError)
     }
 
     /// A container whose database comes from `databaseFactory`, called at each `perform`
-    /// (its error is logged and rethrown).
+    /// (its error is logged and rethrown). With `createsSchema: false` the container never
+    /// migrates on its own (the tables exist already, made by someone else); ``createSchema()``
+    /// still does when called.
     public init(databaseFactory: @escaping @Sendable () throws -> Database, models: [any ManagedObjectConvertible.Type],
-                logError: (@Sendable (any Error) -> Void)? = nil) {
+                createsSchema: Bool = true, logError: (@Sendable (any Error) -> Void)? = nil) {
         self.databaseFactory = databaseFactory
+        self.createsSchema = createsSchema
         self.registry = SchemaRegistry(models.map { $0.entitySchema })
         self.logError = logError
     }
@@ -66,7 +71,7 @@ public final class PersistentContainer: Sendable {
 
     private func ready() throws -> Database {
         let db = try databaseFactory()
-        if !migrated.withLock({ $0[ObjectIdentifier(db)]?.database === db }) {
+        if createsSchema, !migrated.withLock({ $0[ObjectIdentifier(db)]?.database === db }) {
             _ = try migrate(db)
         }
         return db

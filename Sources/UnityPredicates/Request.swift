@@ -7,9 +7,11 @@ import Foundation
 /// `sort` appends. Strings sort in binary code-point order on every backend ("10" before
 /// "2", "Z" before "a"); nil comes first in an ascending sort and last in a descending one.
 public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
-    struct SortTerm: Sendable {
+    struct SortTerm: @unchecked Sendable {
+        // @unchecked: the key path is immutable.
         let column: String?
-        let keyPath: String
+        /// Described only for an error message: describing a key path is slow.
+        let keyPath: AnyKeyPath
         let ascending: Bool
         let decimal: Bool
     }
@@ -41,7 +43,7 @@ public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
     public func sort<A: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, A>, ascending: Bool = true) -> Request
     where A.PrimitiveAttributeType: Comparable {
         var r = self
-        r.sortTerms.append(SortTerm(column: PlainObject.columnName(keyPath), keyPath: "\(keyPath)", ascending: ascending,
+        r.sortTerms.append(SortTerm(column: PlainObject.columnName(keyPath), keyPath: keyPath, ascending: ascending,
                                      decimal: A.attributeColumnType == .decimal))
         return r
     }
@@ -73,7 +75,7 @@ public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
         if ordered {
             for term in sortTerms {
                 guard let column = term.column else {
-                    throw PredicatesError.unknownAttribute(entity: table, keyPath: term.keyPath)
+                    throw PredicatesError.unknownAttribute(entity: table, keyPath: "\(term.keyPath)")
                 }
                 // Nil first when ascending, as Sworm (Core Data) and SQLite do; PostgreSQL
                 // needs it said.

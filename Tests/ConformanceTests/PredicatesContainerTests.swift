@@ -144,6 +144,20 @@ struct PredicatesContainerTests {
     }
 
     @Test(arguments: Backend.allCases)
+    func containerThatDoesNotCreateTheSchema(_ backend: Backend) throws {
+        try withTestDatabase(backend) { db in
+            let log = ErrorLog()
+            let c = PersistentContainer(database: db, models: [T.self], createsSchema: false, logError: log.log)
+            #expect(throws: DatabaseError.self) { try c.perform { ctx in try ctx.count(of: T.all) } }
+            #expect(log.all.count == 1)
+            let applied = try Migrator(migrations: []).appliedMigrations(db)
+            #expect(applied.isEmpty)
+            try c.createSchema()
+            #expect(try c.perform { ctx in try ctx.count(of: T.all) } == 0)
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
     func asyncSchedule(_ backend: Backend) async throws {
         try await withTestDatabase(backend) { db in
             let container = PersistentContainer(database: db, models: predicateModels)
