@@ -97,7 +97,7 @@ struct SchemaRegistry: Sendable {
                 columns.append(SQLColumnDefinition(c.name, type, primaryKey: isKey ? .plain : nil, notNull: !c.optional || isKey,
                                                    unique: c.unique && !isKey))
             }
-            result.append(Migration("unitypredicates_create_\(name)", statements: [
+            result.append(Migration("\(Migrator.flavorMigrationPrefix)predicates/create/\(name)", statements: [
                 .createTable(SQLCreateTable(name, ifNotExists: true, columns: columns)),
             ]))
         }
@@ -122,7 +122,7 @@ struct SchemaRegistry: Sendable {
                     SQLColumnDefinition("a_position", .int64),
                     SQLColumnDefinition("b_position", .int64),
                 ], constraints: constraints)
-                result.append(Migration("unitypredicates_link_\(link.table)", statements: [
+                result.append(Migration("\(Migrator.flavorMigrationPrefix)predicates/link/\(link.table)", statements: [
                     .createTable(table),
                     .createIndex(SQLCreateIndex("\(link.table)_b", on: link.table, columns: ["b_pk"], ifNotExists: true)),
                 ]))

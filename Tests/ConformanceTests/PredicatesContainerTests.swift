@@ -10,12 +10,12 @@ struct PredicatesContainerTests {
         try withTestDatabase(backend) { db in
             let container = PersistentContainer(database: db, models: predicateModels)
             let first = try container.createSchema()
-            #expect(first.contains("unitypredicates_create_PItem"))
-            #expect(first.contains("unitypredicates_link_PAuthor_books_PBook_author"))
+            #expect(first.contains("flavor:predicates/create/PItem"))
+            #expect(first.contains("flavor:predicates/link/PAuthor_books_PBook_author"))
             let again = PersistentContainer(database: db, models: predicateModels)
             #expect(try again.createSchema() == [])
             let history = try Migrator(migrations: []).appliedMigrations(db).map(\.name)
-            #expect(history.contains("unitypredicates_create_T"))
+            #expect(history.contains("flavor:predicates/create/T"))
         }
     }
 
@@ -25,9 +25,17 @@ struct PredicatesContainerTests {
             // A database whose own migrations belong to someone else.
             try Migrator(migrations: [Migration("0001_other", sql: "CREATE TABLE other (x INTEGER)")]).migrate(db)
             let container = PersistentContainer(database: db, models: [T.self])
-            #expect(try container.createSchema() == ["unitypredicates_create_T"])
+            #expect(try container.createSchema() == ["flavor:predicates/create/T"])
             try container.perform { ctx in _ = try ctx.insert(T(marker: "m", amount: 1, name: "n")) }
-            // The other migrator still sees a history it does not know, and says so.
+            // The other migrator leaves the flavor's migrations alone and goes on.
+            let more = try Migrator(migrations: [
+                Migration("0001_other", sql: "CREATE TABLE other (x INTEGER)"),
+                Migration("0002_more", sql: "CREATE TABLE more (y INTEGER)"),
+            ]).migrate(db)
+            #expect(more == ["0002_more"])
+            // An unknown migration that is not a flavor's is still refused.
+            try Migrator(migrations: [Migration("0001_other", sql: "CREATE TABLE other (x INTEGER)"),
+                                      Migration("0002_more", sql: "CREATE TABLE more (y INTEGER)")]).migrate(db)
             #expect(throws: MigrationError.self) {
                 try Migrator(migrations: [Migration("0001_other", sql: "CREATE TABLE other (x INTEGER)")]).migrate(db)
             }

@@ -93,6 +93,12 @@ public struct Migrator: Sendable {
     /// checked by checksum. False by default.
     public var ignoresOtherAppliedMigrations = false
 
+    /// The name prefix of migrations that a flavor records for a schema it derives from
+    /// declarations (predicate models, an ORM's `createAll()`): `"flavor:"`. Every migrator
+    /// leaves applied migrations with this prefix alone when it does not list them, so a
+    /// database migrated from `.sql` files can also hold a flavor's tables.
+    public static let flavorMigrationPrefix = "flavor:"
+
     /// Creates a migrator that applies `migrations` in the order given.
     public init(migrations: [Migration]) {
         self.migrations = migrations
@@ -200,7 +206,7 @@ public struct Migrator: Sendable {
         }
         if ignoresOtherAppliedMigrations { return }
         let known = Set(plan.map(\.migration.name))
-        if let unknown = applied.first(where: { !known.contains($0.name) }) {
+        if let unknown = applied.first(where: { !known.contains($0.name) && !$0.name.hasPrefix(Migrator.flavorMigrationPrefix) }) {
             throw MigrationError.unknownAppliedMigration(name: unknown.name)
         }
     }

@@ -27,8 +27,7 @@ struct PredicatesSubject: BenchSubject {
             guard let url = target.postgresURL else { throw BenchError("no PostgreSQL URL") }
             database = try Database(driver: PostgresDriver(url, connections: 2))
         }
-        // The fixture owns the tables (and other subjects' migrators refuse a history they do
-        // not know), so the container does not create or record a schema.
+        // The fixture owns the tables, so the container does not create or record a schema.
         let container = PersistentContainer(database: database, models: [BenchItem.self, BenchParentItem.self, BenchChildItem.self],
                                             createsSchema: false)
         return PredicatesSession(database: database, container: container)
