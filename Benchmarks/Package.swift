@@ -41,6 +41,7 @@ let package = Package(
                 .product(name: "DriverSQLite", package: "Unity"),
                 .product(name: "DriverPostgres", package: "Unity"),
                 .product(name: "UnityPersistable", package: "Unity"),
+                .product(name: "UnityPredicates", package: "Unity"),
             ]
         ),
     ],

@@ -69,6 +69,7 @@ final class SQLiteConnection: DriverConnection {
                 message: "could not register Unity's decimal functions on the SQLite database at \(path): \(message)",
                 code: String(registered)))
         }
+        registerFoldFunction(handle)
         var setup = "PRAGMA foreign_keys = ON; PRAGMA case_sensitive_like = ON;"
         if role == .writer && !isInMemory {
             setup += " PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
@@ -310,4 +311,24 @@ final class SQLiteConnection: DriverConnection {
         }
         return false
     }
+}
+
+/// Registers `unity_fold(x)`: ``TextFolding/fold(_:)`` of a text value (NULL stays NULL, other
+/// values are folded as their text), so SQLite folds case and accents as PostgreSQL's
+/// `translate` does with the same table.
+private func registerFoldFunction(_ db: OpaquePointer) {
+    sqlite3_create_function_v2(
+        db, TextFolding.sqliteFunctionName, 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nil,
+        { context, count, args in
+            guard count == 1, let args, let value = args[0], sqlite3_value_type(value) != SQLITE_NULL,
+                  let text = sqlite3_value_text(value) else {
+                sqlite3_result_null(context)
+                return
+            }
+            let length = Int(sqlite3_value_bytes(value))
+            let input = String(decoding: UnsafeBufferPointer(start: text, count: length), as: UTF8.self)
+            let folded = TextFolding.fold(input)
+            let byteCount = Int32(clamping: folded.utf8.count)
+            folded.withCString { sqlite3_result_text(context, $0, byteCount, sqliteTransient) }
+        }, nil, nil, nil)
 }

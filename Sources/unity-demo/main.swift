@@ -212,7 +212,7 @@ func run() throws {
     print("a write that throws rolls back: \(kept) orders still there")
 
     try PersistableDemo.run(db)
-
+    try predicatesDemo(db)
     print("\nDone.")
 }
 

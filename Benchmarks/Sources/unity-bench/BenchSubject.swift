@@ -71,8 +71,10 @@ enum SubjectRegistry {
         ModelDefSubject(backend: .postgres),
         PersistableSubject(backend: .sqlite),
         PersistableSubject(backend: .postgres),
+        PredicatesSubject(backend: .sqlite),
+        PredicatesSubject(backend: .postgres),
         // The other flavors join here as they land, one subject per backend each:
-        // ORMSubject, PredicatesSubject, StateSubject.
+        // ORMSubject, StateSubject.
         GRDBSubject(),
         PostgresNIOSubject(),
     ]

@@ -86,6 +86,19 @@ public struct Migrator: Sendable {
     /// advisory lock waits as long as the server lets it (`lock_timeout`).
     public var lockWaitTimeout: Double = 60
 
+    /// When true, migrations recorded in the database that this migrator does not list are
+    /// left alone instead of refused with ``MigrationError/unknownAppliedMigration(name:)``:
+    /// for a flavor that creates its own tables (predicate models, `createAll()`) in a
+    /// database whose other migrations belong to someone else. Its own migrations are still
+    /// checked by checksum. False by default.
+    public var ignoresOtherAppliedMigrations = false
+
+    /// The name prefix of migrations that a flavor records for a schema it derives from
+    /// declarations (predicate models, an ORM's `createAll()`): `"flavor:"`. Every migrator
+    /// leaves applied migrations with this prefix alone when it does not list them, so a
+    /// database migrated from `.sql` files can also hold a flavor's tables.
+    public static let flavorMigrationPrefix = "flavor:"
+
     /// Creates a migrator that applies `migrations` in the order given.
     public init(migrations: [Migration]) {
         self.migrations = migrations
@@ -191,8 +204,9 @@ public struct Migrator: Sendable {
                 throw MigrationError.checksumMismatch(name: step.migration.name, applied: checksum, current: step.checksum)
             }
         }
+        if ignoresOtherAppliedMigrations { return }
         let known = Set(plan.map(\.migration.name))
-        if let unknown = applied.first(where: { !known.contains($0.name) }) {
+        if let unknown = applied.first(where: { !known.contains($0.name) && !$0.name.hasPrefix(Migrator.flavorMigrationPrefix) }) {
             throw MigrationError.unknownAppliedMigration(name: unknown.name)
         }
     }

@@ -1,0 +1,175 @@
+import Foundation
+
+/// A stored object seen through its model: read it with ``decode()`` or ``decode(_:)``,
+/// change it with ``encode(_:)`` or ``encode(_:_:)``, reach its relations by name
+/// (`book.author`, `author.books`).
+///
+/// Changes are written when the context next runs a statement (a fetch, a count, a delete)
+/// and when `perform` ends; a unique attribute broken by them throws there and rolls the
+/// whole `perform` back. An object belongs to the `perform` that fetched or inserted it.
+@dynamicMemberLookup
+public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
+    let context: ManagedObjectContext
+    /// The hidden key (`Z_PK`).
+    let primaryKey: Int64
+    /// The attributes' values in ``EntityDescription/attributes`` order.
+    var values: [DatabaseValue]
+    var changed: Set<Int> = []
+
+    /// The model's attributes (looked up once per fetch, not per row).
+    let description: EntityDescription<PlainObject>
+
+    init(context: ManagedObjectContext, primaryKey: Int64, values: [DatabaseValue],
+         description: EntityDescription<PlainObject> = .shared) {
+        self.context = context
+        self.description = description
+        self.primaryKey = primaryKey
+        self.values = values
+    }
+
+    /// The whole value, attribute by attribute.
+    public func decode() throws -> PlainObject {
+        var object = PlainObject()
+        let attributes = description.attributes
+        for i in attributes.indices {
+            try attributes[i].decode(&object, values[i])
+        }
+        return object
+    }
+
+    /// One attribute's value.
+    public func decode<A: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, A>) throws -> A {
+        let index = try Self.index(of: keyPath)
+        guard let value = A.decode(primitiveValue: values[index]) else {
+            throw PredicatesError.conversion(column: EntityDescription<PlainObject>.shared.attributes[index].name,
+                                             type: "\(A.self)", value: values[index])
+        }
+        return value
+    }
+
+    /// Sets every attribute from `value`; written when the context next runs a statement.
+    @discardableResult
+    public func encode(_ value: PlainObject) -> Self {
+        let attributes = EntityDescription<PlainObject>.shared.attributes
+        for i in attributes.indices {
+            values[i] = attributes[i].encode(value)
+            changed.insert(i)
+        }
+        context.markChanged(self)
+        return self
+    }
+
+    /// Sets one attribute; written when the context next runs a statement. A key path that
+    /// is no attribute makes that next statement throw ``PredicatesError/unknownAttribute(entity:keyPath:)``.
+    @discardableResult
+    public func encode<A: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, A>, _ value: A) -> Self {
+        do {
+            let index = try Self.index(of: keyPath)
+            values[index] = value.encodePrimitiveValue()
+            changed.insert(index)
+            context.markChanged(self)
+        } catch {
+            context.pendingError = context.pendingError ?? error
+        }
+        return self
+    }
+
+    static func index(of keyPath: AnyKeyPath) throws -> Int {
+        let description = EntityDescription<PlainObject>.shared
+        guard let attribute = description.byKeyPath[keyPath],
+              let index = description.attributes.firstIndex(of: attribute) else {
+            throw PredicatesError.unknownAttribute(entity: PlainObject.entityName, keyPath: "\(keyPath)")
+        }
+        return index
+    }
+
+    /// The UPDATE that writes the changed attributes, or nil; forgets the changes.
+    func takeUpdate() -> SQLStatement? {
+        guard !changed.isEmpty else { return nil }
+        let attributes = EntityDescription<PlainObject>.shared.attributes
+        let assignments = changed.sorted().map { SQLAssignment(attributes[$0].name, .bind(values[$0])) }
+        changed = []
+        return .update(SQLUpdate(
+            PlainObject.entityName, set: assignments,
+            where: .column(PlainObject.keyColumn).equals(.bind(.integer(primaryKey)))))
+    }
+
+    // MARK: Relations
+
+    /// The object a to-one relation holds, or nil.
+    public subscript<D: ManagedObjectConvertible>(dynamicMember keyPath: KeyPath<PlainObject.Relations, ToOneRelation<D>>) -> ManagedObject<D>? {
+        get throws {
+            let link = LinkStorage(source: PlainObject.entityName, PlainObject.relations[keyPath: keyPath].declaration)
+            return try context.related(D.self, link: link, owner: primaryKey, ordered: false).first
+        }
+    }
+
+    /// Sets (or, with nil, clears) a to-one relation; the inverse follows.
+    public func set<D: ManagedObjectConvertible>(_ keyPath: KeyPath<PlainObject.Relations, ToOneRelation<D>>, _ object: ManagedObject<D>?) throws {
+        let declaration = PlainObject.relations[keyPath: keyPath].declaration
+        try context.link(source: PlainObject.entityName, declaration, owner: primaryKey, target: object?.primaryKey, replacing: true)
+    }
+
+    /// A to-many relation's set, to read and change.
+    public subscript<D: ManagedObjectConvertible>(dynamicMember keyPath: KeyPath<PlainObject.Relations, ToManyRelation<D>>) -> ManagedObjectSet<D> {
+        ManagedObjectSet(context: context, source: PlainObject.entityName,
+                         declaration: PlainObject.relations[keyPath: keyPath].declaration, owner: primaryKey)
+    }
+
+    /// An ordered to-many relation's list, to read and change.
+    public subscript<D: ManagedObjectConvertible>(dynamicMember keyPath: KeyPath<PlainObject.Relations, ToManyOrderedRelation<D>>) -> ManagedObjectOrderedSet<D> {
+        ManagedObjectOrderedSet(context: context, source: PlainObject.entityName,
+                                declaration: PlainObject.relations[keyPath: keyPath].declaration, owner: primaryKey)
+    }
+}
+
+/// The objects of a to-many relation. Adding or removing updates the inverse as well.
+public struct ManagedObjectSet<Destination: ManagedObjectConvertible> {
+    let context: ManagedObjectContext
+    let source: String
+    let declaration: RelationDeclaration
+    let owner: Int64
+
+    /// The related objects (in no particular order).
+    public func objects() throws -> [ManagedObject<Destination>] {
+        try context.related(Destination.self, link: LinkStorage(source: source, declaration), owner: owner, ordered: false)
+    }
+    /// How many objects the relation holds.
+    public func count() throws -> Int {
+        try context.relatedCount(link: LinkStorage(source: source, declaration), owner: owner)
+    }
+    /// Adds `object` (no-op when present). When the inverse is to-one, `object` leaves its
+    /// previous owner.
+    public func add(_ object: ManagedObject<Destination>) throws {
+        try context.link(source: source, declaration, owner: owner, target: object.primaryKey, replacing: false)
+    }
+    /// Removes `object` (no-op when absent).
+    public func remove(_ object: ManagedObject<Destination>) throws {
+        try context.unlink(link: LinkStorage(source: source, declaration), owner: owner, target: object.primaryKey)
+    }
+}
+
+/// The objects of an ordered to-many relation, in the order they were added.
+public struct ManagedObjectOrderedSet<Destination: ManagedObjectConvertible> {
+    let context: ManagedObjectContext
+    let source: String
+    let declaration: RelationDeclaration
+    let owner: Int64
+
+    /// The related objects in order.
+    public func objects() throws -> [ManagedObject<Destination>] {
+        try context.related(Destination.self, link: LinkStorage(source: source, declaration), owner: owner, ordered: true)
+    }
+    /// How many objects the relation holds.
+    public func count() throws -> Int {
+        try context.relatedCount(link: LinkStorage(source: source, declaration), owner: owner)
+    }
+    /// Appends `object` (no-op when present).
+    public func add(_ object: ManagedObject<Destination>) throws {
+        try context.link(source: source, declaration, owner: owner, target: object.primaryKey, replacing: false)
+    }
+    /// Removes `object`; the others keep their order.
+    public func remove(_ object: ManagedObject<Destination>) throws {
+        try context.unlink(link: LinkStorage(source: source, declaration), owner: owner, target: object.primaryKey)
+    }
+}

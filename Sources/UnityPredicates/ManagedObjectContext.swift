@@ -1,0 +1,314 @@
+import Foundation
+
+/// What a `perform` closure works with: one transaction on one connection.
+///
+/// Every call runs SQL at once (after writing the changes made with `encode`), so a
+/// fetch sees the closure's own inserts and changes.
+public final class ManagedObjectContext {
+    let connection: Connection
+    let registry: SchemaRegistry
+    /// Objects with changes not yet written, in the order first changed.
+    private var changedObjects: [ObjectIdentifier: () -> SQLStatement?] = [:]
+    private var changeOrder: [ObjectIdentifier] = []
+    /// An error met where the API cannot throw (``ManagedObject/encode(_:_:)``), thrown by
+    /// the next statement.
+    var pendingError: (any Error)?
+    /// Inserts of models keyed by their own attribute, run as one batch by the next flush.
+    private var pendingStatements: [SQLStatement] = []
+
+    init(connection: Connection, registry: SchemaRegistry) {
+        self.connection = connection
+        self.registry = registry
+    }
+
+    func markChanged<T>(_ object: ManagedObject<T>) {
+        let id = ObjectIdentifier(object)
+        if changedObjects[id] == nil {
+            changedObjects[id] = { object.takeUpdate() }
+            changeOrder.append(id)
+        }
+    }
+
+    /// Writes every pending change (called before each statement and when `perform` ends).
+    func flush() throws {
+        if let error = pendingError {
+            pendingError = nil
+            throw error
+        }
+        if !pendingStatements.isEmpty {
+            let statements = pendingStatements
+            pendingStatements = []
+            try connection.executeBatch(statements)
+        }
+        if !changeOrder.isEmpty {
+            let order = changeOrder
+            let updates = changedObjects
+            changeOrder = []
+            changedObjects = [:]
+            var statements: [SQLStatement] = []
+            statements.reserveCapacity(order.count)
+            for id in order { if let statement = updates[id]?() { statements.append(statement) } }
+            // Consecutive updates of the same columns run as one batch (one prepared
+            // statement on SQLite, one pipeline on PostgreSQL).
+            if !statements.isEmpty { try connection.executeBatch(statements) }
+        }
+    }
+
+    /// Drops pending work (the transaction is over).
+    func end() {
+        changeOrder = []
+        changedObjects = [:]
+        pendingStatements = []
+    }
+
+    private var dialect: SQLDialect { connection.dialect }
+
+    static func object<T>(_ type: T.Type, _ row: Row, _ context: ManagedObjectContext,
+                          _ description: EntityDescription<T> = .shared) throws -> ManagedObject<T> {
+        let key: Int64
+        if case .integer(let k) = row[0] {
+            key = k
+        } else if let k = Int64.fromDatabaseValue(row[0]) {
+            key = k
+        } else {
+            throw PredicatesError.conversion(column: T.keyColumn, type: "Int64", value: row[0])
+        }
+        return ManagedObject(context: context, primaryKey: key, values: Array(row.values.dropFirst()), description: description)
+    }
+
+    // MARK: Writing
+
+    /// Inserts `value` as a new object and returns it.
+    @discardableResult
+    public func insert<PlainObject: ManagedObjectConvertible>(_ value: PlainObject) throws -> ManagedObject<PlainObject> {
+        let description = EntityDescription<PlainObject>.shared
+        let attributes = description.attributes
+        let values = attributes.map { $0.encode(value) }
+        if let keyIndex = description.keyAttributeIndex {
+            if let error = pendingError {
+                pendingError = nil
+                throw error
+            }
+            // The key is the model's own: the insert waits for the next statement, in a batch.
+            guard let key = Int64.fromDatabaseValue(values[keyIndex]) else {
+                throw PredicatesError.conversion(column: PlainObject.keyColumn, type: "Int64", value: values[keyIndex])
+            }
+            pendingStatements.append(.insert(SQLInsert(into: PlainObject.entityName, columns: attributes.map(\.name),
+                                                       values: [values.map { .bind($0) }])))
+            return ManagedObject(context: self, primaryKey: key, values: values)
+        }
+        try flush()
+        let insert = SQLInsert(into: PlainObject.entityName, columns: attributes.map(\.name),
+                               source: attributes.isEmpty ? .defaultValues : .values([values.map { .bind($0) }]),
+                               returning: [.expression(.column(PlainObject.keyColumn), alias: nil)])
+        guard let row = try connection.fetchOne(.insert(insert)), let key = Int64.fromDatabaseValue(row[0]) else {
+            throw DatabaseError.misuse("INSERT INTO \(PlainObject.entityName) returned no key")
+        }
+        return ManagedObject(context: self, primaryKey: key, values: values)
+    }
+
+    /// Deletes `object`, applying its relations' delete rules (cascade, deny; nullify drops
+    /// the links).
+    public func delete<PlainObject: ManagedObjectConvertible>(_ object: ManagedObject<PlainObject>) throws {
+        try flush()
+        try connection.transaction { _ in
+            var visited: Set<String> = []
+            try deleteRow(entity: PlainObject.entityName, key: object.primaryKey, visited: &visited)
+        }
+    }
+
+    /// Deletes every object the request matches, one by one with their delete rules.
+    public func delete<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws {
+        try flush()
+        if registry.entities[PlainObject.entityName]?.relations.isEmpty ?? true {
+            // No delete rules to apply: one statement.
+            _ = try connection.execute(.delete(SQLDelete(from: PlainObject.entityName, where: try deleteCondition(request))))
+            return
+        }
+        let select = try request.select([.expression(.column(PlainObject.entityName, PlainObject.keyColumn), alias: nil)], dialect: dialect)
+        let keys = try connection.fetchAll(.select(select)).compactMap { Int64.fromDatabaseValue($0[0]) }
+        try connection.transaction { _ in
+            var visited: Set<String> = []
+            for key in keys { try deleteRow(entity: PlainObject.entityName, key: key, visited: &visited) }
+        }
+    }
+
+    /// Deletes every object the request matches in one statement and returns how many; as
+    /// in Sworm, only for entities without relations (no delete rules to apply). Sort,
+    /// limit and offset are honoured through a subquery.
+    @discardableResult
+    public func batchDelete<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws -> Int
+    where PlainObject.Relations == Void {
+        try flush()
+        return try connection.execute(.delete(SQLDelete(from: PlainObject.entityName, where: try deleteCondition(request))))
+    }
+
+    /// The request's condition for a DELETE: limit and offset through a subquery of keys.
+    private func deleteCondition<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws -> SQLExpression? {
+        let table = PlainObject.entityName
+        if request.fetchLimit != nil || request.fetchOffset != nil {
+            let keys = try request.select([.expression(.column(table, PlainObject.keyColumn), alias: nil)], dialect: dialect)
+            return SQLExpression.column(table, PlainObject.keyColumn).isIn(keys)
+        }
+        return try request.condition(dialect)
+    }
+
+    private func deleteRow(entity: String, key: Int64, visited: inout Set<String>) throws {
+        guard visited.insert("\(entity)#\(key)").inserted else { return }
+        for r in registry.entities[entity]?.relations ?? [] {
+            let link = LinkStorage(source: entity, r)
+            switch r.deleteRule {
+            case .nullify:
+                continue // the link table's ON DELETE CASCADE drops the links
+            case .deny:
+                if try relatedCount(link: link, owner: key) > 0 {
+                    throw PredicatesError.deleteDenied(entity: entity, relation: r.name)
+                }
+            case .cascade:
+                for target in try relatedKeys(link: link, owner: key, ordered: false) {
+                    try deleteRow(entity: r.destinationEntity, key: target, visited: &visited)
+                }
+            }
+        }
+        let keyColumn = registry.entities[entity]?.keyColumn ?? hiddenKeyColumn
+        _ = try connection.execute(.delete(SQLDelete(from: entity, where: .column(keyColumn).equals(.bind(.integer(key))))))
+    }
+
+    // MARK: Reading
+
+    /// The objects the request matches, in its order.
+    public func fetch<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws -> [ManagedObject<PlainObject>] {
+        try flush()
+        let description = EntityDescription<PlainObject>.shared
+        let select = try request.select(description.selectColumns, dialect: dialect)
+        var result: [ManagedObject<PlainObject>] = []
+        if let limit = request.fetchLimit { result.reserveCapacity(min(limit, 1024)) }
+        try connection.forEachRow(.select(select)) { row in
+            result.append(try Self.object(PlainObject.self, row, self, description))
+        }
+        return result
+    }
+
+    /// One attribute of the objects the request matches (only that column is read).
+    public func fetch<PlainObject: ManagedObjectConvertible, A: SupportedAttributeType>(_ request: Request<PlainObject>, _ keyPath: KeyPath<PlainObject, A>) throws -> [A] {
+        try flush()
+        let attribute = try PlainObject.attribute(keyPath)
+        let select = try request.select([.expression(.column(PlainObject.entityName, attribute.name), alias: nil)], dialect: dialect)
+        var result: [A] = []
+        try connection.forEachRow(.select(select)) { row in
+            guard let value = A.decode(primitiveValue: row[0]) else {
+                throw PredicatesError.conversion(column: attribute.name, type: "\(A.self)", value: row[0])
+            }
+            result.append(value)
+        }
+        return result
+    }
+
+    /// Calls `body` with each object the request matches, in its order, as the rows arrive
+    /// (nothing is kept: for large results).
+    public func forEach<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>, _ body: (ManagedObject<PlainObject>) throws -> Void) throws {
+        try flush()
+        let description = EntityDescription<PlainObject>.shared
+        let select = try request.select(description.selectColumns, dialect: dialect)
+        try connection.forEachRow(.select(select)) { row in
+            try body(try Self.object(PlainObject.self, row, self, description))
+        }
+    }
+
+    /// The first object the request matches, or nil.
+    public func fetchOne<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws -> ManagedObject<PlainObject>? {
+        try fetch(request.limit(1)).first
+    }
+
+    /// One attribute of the first object the request matches, or nil.
+    public func fetchOne<PlainObject: ManagedObjectConvertible, A: SupportedAttributeType>(_ request: Request<PlainObject>, _ keyPath: KeyPath<PlainObject, A>) throws -> A? {
+        try fetch(request.limit(1), keyPath).first
+    }
+
+    /// How many objects the request matches (limit and offset included).
+    public func count<PlainObject: ManagedObjectConvertible>(of request: Request<PlainObject>) throws -> Int {
+        try flush()
+        var select: SQLSelect
+        if request.fetchLimit != nil || request.fetchOffset != nil {
+            let inner = try request.select([.expression(.column(PlainObject.entityName, PlainObject.keyColumn), alias: nil)],
+                                           dialect: dialect, ordered: false)
+            select = SQLSelect(from: .subquery(inner, alias: "counted")).columns(.expression(.countAll))
+        } else {
+            select = SQLSelect(from: PlainObject.entityName).columns(.expression(.countAll))
+            if let c = try request.condition(dialect) { select = select.where(c) }
+        }
+        guard let row = try connection.fetchOne(.select(select)), let n = Int64.fromDatabaseValue(row[0]) else { return 0 }
+        return Int(n)
+    }
+
+    // MARK: Relations
+
+    func relatedKeys(link: LinkStorage, owner: Int64, ordered: Bool) throws -> [Int64] {
+        var select = SQLSelect(from: link.table).columns(.column(link.targetColumn))
+            .where(.column(link.ownerColumn).equals(.bind(.integer(owner))))
+        if ordered { select = select.orderBy(SQLOrdering(.column(link.positionColumn)), SQLOrdering(.column(link.targetColumn))) }
+        return try connection.fetchAll(.select(select)).compactMap { Int64.fromDatabaseValue($0[0]) }
+    }
+
+    func relatedCount(link: LinkStorage, owner: Int64) throws -> Int {
+        let select = SQLSelect(from: link.table).columns(.expression(.countAll))
+            .where(.column(link.ownerColumn).equals(.bind(.integer(owner))))
+        guard let row = try connection.fetchOne(.select(select)), let n = Int64.fromDatabaseValue(row[0]) else { return 0 }
+        return Int(n)
+    }
+
+    func related<D: ManagedObjectConvertible>(_ type: D.Type, link: LinkStorage, owner: Int64, ordered: Bool) throws -> [ManagedObject<D>] {
+        try flush()
+        var select = SQLSelect(from: D.entityName).columns(EntityDescription<D>.shared.selectColumns)
+            .join(.inner, link.table, on: SQLExpression.column(link.table, link.targetColumn).equals(.column(D.entityName, D.keyColumn)))
+            .where(SQLExpression.column(link.table, link.ownerColumn).equals(.bind(.integer(owner))))
+        select = select.orderBy(
+            ordered ? SQLOrdering(.column(link.table, link.positionColumn)) : SQLOrdering(.column(D.entityName, D.keyColumn)),
+            SQLOrdering(.column(D.entityName, D.keyColumn)))
+        var result: [ManagedObject<D>] = []
+        try connection.forEachRow(.select(select)) { row in
+            result.append(try Self.object(D.self, row, self))
+        }
+        return result
+    }
+
+    /// Links `owner` to `target` through relation `r` of `source`. `replacing` (a to-one
+    /// set) first drops the owner's current link; a to-one inverse first drops the target's.
+    func link(source: String, _ r: RelationDeclaration, owner: Int64, target: Int64?, replacing: Bool) throws {
+        try flush()
+        let link = LinkStorage(source: source, r)
+        let inverseKind = registry.inverseKind(source: source, r)
+        try connection.transaction { conn in
+            let ownerIs = SQLExpression.column(link.ownerColumn).equals(.bind(.integer(owner)))
+            if replacing {
+                _ = try conn.execute(.delete(SQLDelete(from: link.table, where: ownerIs)))
+            }
+            guard let target else { return }
+            let targetIs = SQLExpression.column(link.targetColumn).equals(.bind(.integer(target)))
+            let existing = SQLSelect(from: link.table).columns(.expression(.countAll)).where(ownerIs && targetIs)
+            if let row = try conn.fetchOne(.select(existing)), let n = Int64.fromDatabaseValue(row[0]), n > 0 { return }
+            if inverseKind == .toOne {
+                _ = try conn.execute(.delete(SQLDelete(from: link.table, where: targetIs)))
+            }
+            let position = try nextPosition(conn, link.table, link.positionColumn, where: ownerIs)
+            let targetPosition = try nextPosition(conn, link.table, link.targetPositionColumn, where: targetIs)
+            _ = try conn.execute(.insert(SQLInsert(into: link.table, values: [
+                link.ownerColumn: .integer(owner), link.targetColumn: .integer(target),
+                link.positionColumn: .integer(position), link.targetPositionColumn: .integer(targetPosition),
+            ])))
+        }
+    }
+
+    private func nextPosition(_ conn: Connection, _ table: String, _ column: String, where condition: SQLExpression) throws -> Int64 {
+        let select = SQLSelect(from: table).columns(.expression(.max(.column(column)))).where(condition)
+        let current = try conn.fetchOne(.select(select)).flatMap { Int64.fromDatabaseValue($0[0]) } ?? 0
+        return current + 1
+    }
+
+    func unlink(link: LinkStorage, owner: Int64, target: Int64) throws {
+        try flush()
+        _ = try connection.execute(.delete(SQLDelete(from: link.table, where:
+            SQLExpression.column(link.ownerColumn).equals(.bind(.integer(owner)))
+                && SQLExpression.column(link.targetColumn).equals(.bind(.integer(target))))))
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+
+/// A plain Swift value stored as one row of a table: Sworm's model protocol, with what Core
+/// Data's model file held (relations, delete rules, unique attributes) declared in code.
+///
+/// ```swift
+/// struct Author: ManagedObjectConvertible {
+///     var id = UUID()
+///     var name = ""
+///     static let entityName = "Author"
+///     static let attributes: Set<Attribute<Author>> = [
+///         Attribute(\.id, "id", unique: true),
+///         Attribute(\.name, "name"),
+///     ]
+///     struct Relations: RelationSet {
+///         let books = ToManyRelation<Book>("books", inverse: "author", deleteRule: .cascade)
+///         var all: [RelationDeclaration] { [books.declaration] }
+///     }
+///     static let relations = Relations()
+/// }
+/// ```
+///
+/// The table is named `entityName`; it has a hidden integer key `Z_PK` (as Core Data's own
+/// SQLite stores) and one column per attribute. Encoding and decoding go through the key
+/// paths: no `Codable`, no reflection.
+public protocol ManagedObjectConvertible {
+    /// The relations' declarations, reached through key paths (`object.books`); `Void` when
+    /// the model has none. Conform it to ``RelationSet`` so the schema knows them.
+    associatedtype Relations = Void
+    /// The entity's (and table's) name.
+    static var entityName: String { get }
+    /// The stored attributes.
+    static var attributes: Set<Attribute<Self>> { get }
+    /// The relations.
+    static var relations: Relations { get }
+    /// The table's integer key column: `"Z_PK"` (the default), a hidden key the database
+    /// assigns, or the column of one of the model's own integer attributes, for a model that
+    /// maps an existing table keyed by it. With an attribute key, inserts need no key back
+    /// from the database, so they wait and go to the database in batches.
+    static var keyColumn: String { get }
+    /// An empty value that ``ManagedObject/decode()`` fills attribute by attribute.
+    init()
+}
+
+extension ManagedObjectConvertible {
+    /// `"Z_PK"`: a hidden key assigned by the database.
+    public static var keyColumn: String { hiddenKeyColumn }
+}
+
+extension ManagedObjectConvertible where Relations == Void {
+    /// No relations.
+    public static var relations: Void { () }
+}
+
+/// The relations of a model, listed for the schema (Swift cannot enumerate a struct's
+/// properties without reflection, which Unity does not use).
+public protocol RelationSet {
+    /// Every relation's declaration.
+    var all: [RelationDeclaration] { get }
+}
+
+/// One stored attribute: a key path and its column name, `Attribute(\.name, "name")`.
+///
+/// Attributes are equal when their column names are.
+public struct Attribute<PlainObject>: Hashable, @unchecked Sendable {
+    // @unchecked: the key path is immutable and the closures are @Sendable.
+    /// The column's name.
+    public let name: String
+    /// Whether the column has a UNIQUE constraint.
+    public let isUnique: Bool
+    let keyPath: AnyKeyPath
+    let columnType: ColumnType
+    let isOptional: Bool
+    let encode: @Sendable (PlainObject) -> DatabaseValue
+    let decode: @Sendable (inout PlainObject, DatabaseValue) throws -> Void
+
+    /// An attribute stored in the column `name`; `unique: true` adds a UNIQUE constraint
+    /// (a value already stored then throws ``DatabaseError`` `.constraintViolation(.unique, …)`).
+    public init<Value: SupportedAttributeType>(_ keyPath: WritableKeyPath<PlainObject, Value>, _ name: String, unique: Bool = false) {
+        self.name = name
+        self.isUnique = unique
+        self.keyPath = keyPath
+        self.columnType = Value.attributeColumnType
+        self.isOptional = Value.isOptionalAttribute
+        nonisolated(unsafe) let path = keyPath
+        self.encode = { object in object[keyPath: path].encodePrimitiveValue() }
+        self.decode = { object, value in
+            guard let decoded = Value.decode(primitiveValue: value) else {
+                throw PredicatesError.conversion(column: name, type: "\(Value.self)", value: value)
+            }
+            object[keyPath: path] = decoded
+        }
+    }
+
+    /// Equal when the column names are.
+    public static func == (lhs: Attribute, rhs: Attribute) -> Bool { lhs.name == rhs.name }
+    /// Hashes the column name.
+    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+}
+
+/// The flavor's own faults. Database faults stay the core's ``DatabaseError``.
+public enum PredicatesError: Error, CustomStringConvertible, Sendable {
+    /// A key path that no declared ``Attribute`` stores.
+    case unknownAttribute(entity: String, keyPath: String)
+    /// A stored value that the attribute's Swift type cannot hold.
+    case conversion(column: String, type: String, value: DatabaseValue)
+    /// A relation whose declaration is inconsistent (a missing inverse, a destination that is
+    /// not among the container's models).
+    case invalidRelation(String)
+    /// A delete refused by a `.deny` delete rule.
+    case deleteDenied(entity: String, relation: String)
+    /// An object used with a context other than its own, or after its context ended.
+    case wrongContext(String)
+
+    /// What went wrong and what to do.
+    public var description: String {
+        switch self {
+        case .unknownAttribute(let entity, let keyPath):
+            return "\(keyPath) is not an attribute of \(entity): add Attribute(\(keyPath), \"column\") to \(entity).attributes"
+        case .conversion(let column, let type, let value):
+            return "column \(column) holds \(value), which is not a \(type)"
+        case .invalidRelation(let message):
+            return "invalid relation: \(message)"
+        case .deleteDenied(let entity, let relation):
+            return "cannot delete this \(entity): its relation \(relation) has the delete rule .deny and is not empty"
+        case .wrongContext(let message):
+            return message
+        }
+    }
+}
+
+/// Per-type lookup tables built once from `attributes` (key path → attribute, column order).
+final class EntityDescription<PlainObject: ManagedObjectConvertible>: @unchecked Sendable {
+    // @unchecked: immutable after init.
+    let attributes: [Attribute<PlainObject>]
+    let byKeyPath: [AnyKeyPath: Attribute<PlainObject>]
+    /// `Z_PK` then the attributes' columns, the select list of every fetch.
+    let selectColumns: [SQLSelectColumn]
+    /// The attribute that is the key, when the key is no hidden column.
+    let keyAttributeIndex: Int?
+
+    init() {
+        attributes = PlainObject.attributes.sorted { $0.name < $1.name }
+        var map: [AnyKeyPath: Attribute<PlainObject>] = [:]
+        for a in attributes { map[a.keyPath] = a }
+        byKeyPath = map
+        keyAttributeIndex = attributes.firstIndex { $0.name == PlainObject.keyColumn }
+        selectColumns = [.expression(.column(PlainObject.entityName, PlainObject.keyColumn), alias: nil)]
+            + attributes.map { .expression(.column(PlainObject.entityName, $0.name), alias: nil) }
+    }
+
+    static var shared: EntityDescription<PlainObject> {
+        EntityDescriptionCache.get(PlainObject.self) { EntityDescription<PlainObject>() }
+    }
+}
+
+/// The hidden integer key of every entity table.
+let hiddenKeyColumn = "Z_PK"
+
+enum EntityDescriptionCache {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var cache: [ObjectIdentifier: AnyObject] = [:]
+
+    static func get<T: AnyObject>(_ type: Any.Type, _ make: () -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        if let found = cache[ObjectIdentifier(type)] as? T { return found }
+        let made = make()
+        cache[ObjectIdentifier(type)] = made
+        return made
+    }
+}
+
+extension ManagedObjectConvertible {
+    /// The attribute stored for `keyPath`.
+    static func attribute(_ keyPath: AnyKeyPath) throws -> Attribute<Self> {
+        guard let found = EntityDescription<Self>.shared.byKeyPath[keyPath] else {
+            throw PredicatesError.unknownAttribute(entity: entityName, keyPath: "\(keyPath)")
+        }
+        return found
+    }
+
+    /// The column name for `keyPath`, or nil when no attribute stores it.
+    static func columnName(_ keyPath: AnyKeyPath) -> String? {
+        EntityDescription<Self>.shared.byKeyPath[keyPath]?.name
+    }
+
+    /// The declared relations.
+    static var relationDeclarations: [RelationDeclaration] {
+        (relations as? RelationSet)?.all ?? []
+    }
+}

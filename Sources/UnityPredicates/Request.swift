@@ -1,0 +1,98 @@
+import Foundation
+
+/// A fetch request as an immutable value:
+/// `T.all.where(...).sort(\.name, ascending: true).limit(5).offset(10)`.
+///
+/// A later `where` replaces the earlier one (combine conditions with `&&`), as in Sworm;
+/// `sort` appends. Strings sort in binary code-point order on every backend ("10" before
+/// "2", "Z" before "a"); nil comes first in an ascending sort and last in a descending one.
+public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
+    struct SortTerm: @unchecked Sendable {
+        // @unchecked: the key path is immutable.
+        let column: String?
+        /// Described only for an error message: describing a key path is slow.
+        let keyPath: AnyKeyPath
+        let ascending: Bool
+        let decimal: Bool
+    }
+
+    var predicate: QueryPredicate?
+    var sortTerms: [SortTerm] = []
+    var fetchLimit: Int?
+    var fetchOffset: Int?
+
+    /// Every object of the entity.
+    public init() {}
+
+    /// The request with `predicate` as its whole condition (replacing any earlier one).
+    public func `where`(_ predicate: QueryPredicate) -> Request {
+        var r = self
+        r.predicate = predicate
+        return r
+    }
+
+    /// The request with a raw SQL condition as its whole condition (replacing any earlier
+    /// one): `where(raw: "price > ? AND name <> ?", 10, "x")`.
+    public func `where`(raw sql: String, _ arguments: any SupportedAttributeType...) -> Request {
+        var r = self
+        r.predicate = QueryPredicate(.raw(sql, arguments.map { $0.encodePrimitiveValue() }))
+        return r
+    }
+
+    /// The request sorted by `keyPath` after its earlier sorts.
+    public func sort<A: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, A>, ascending: Bool = true) -> Request
+    where A.PrimitiveAttributeType: Comparable {
+        var r = self
+        r.sortTerms.append(SortTerm(column: PlainObject.columnName(keyPath), keyPath: keyPath, ascending: ascending,
+                                     decimal: A.attributeColumnType == .decimal))
+        return r
+    }
+
+    /// At most `limit` objects.
+    public func limit(_ limit: Int) -> Request {
+        var r = self
+        r.fetchLimit = limit
+        return r
+    }
+
+    /// Skips the first `offset` objects.
+    public func offset(_ offset: Int) -> Request {
+        var r = self
+        r.fetchOffset = offset
+        return r
+    }
+
+    /// The WHERE condition for `dialect`, or nil.
+    func condition(_ dialect: SQLDialect) throws -> SQLExpression? {
+        try predicate?.expression(qualifier: PlainObject.entityName, dialect: dialect)
+    }
+
+    /// The SELECT of `columns` this request describes.
+    func select(_ columns: [SQLSelectColumn], dialect: SQLDialect, ordered: Bool = true) throws -> SQLSelect {
+        let table = PlainObject.entityName
+        var s = SQLSelect(from: table).columns(columns)
+        if let c = try condition(dialect) { s = s.where(c) }
+        if ordered {
+            for term in sortTerms {
+                guard let column = term.column else {
+                    throw PredicatesError.unknownAttribute(entity: table, keyPath: "\(term.keyPath)")
+                }
+                // Nil first when ascending, as Sworm (Core Data) and SQLite do; PostgreSQL
+                // needs it said.
+                var sorted = SQLExpression.column(table, column)
+                if term.decimal && dialect.name == SQLDialect.sqlite.name { sorted = QueryPredicate.numeric(sorted) }
+                s.orderBy.append(term.ascending
+                    ? SQLOrdering(sorted, .ascending, nulls: .first)
+                    : SQLOrdering(sorted, .descending, nulls: .last))
+            }
+        }
+        s.limit = fetchLimit
+        s.offset = fetchOffset
+        return s
+    }
+}
+
+extension ManagedObjectConvertible {
+    /// A request for every object of the entity.
+    public static var all: Request<Self> { Request() }
+}

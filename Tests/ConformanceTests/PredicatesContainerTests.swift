@@ -1,0 +1,188 @@
+import Foundation
+import Testing
+import Unity
+import UnityPredicates
+
+@Suite("Predicates: container and context")
+struct PredicatesContainerTests {
+    @Test(arguments: Backend.allCases)
+    func schemaThroughMigratorOnce(_ backend: Backend) throws {
+        try withTestDatabase(backend) { db in
+            let container = PersistentContainer(database: db, models: predicateModels)
+            let first = try container.createSchema()
+            #expect(first.contains("flavor:predicates/create/PItem"))
+            #expect(first.contains("flavor:predicates/link/PAuthor_books_PBook_author"))
+            let again = PersistentContainer(database: db, models: predicateModels)
+            #expect(try again.createSchema() == [])
+            let history = try Migrator(migrations: []).appliedMigrations(db).map(\.name)
+            #expect(history.contains("flavor:predicates/create/T"))
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func schemaBesideOtherMigrations(_ backend: Backend) throws {
+        try withTestDatabase(backend) { db in
+            // A database whose own migrations belong to someone else.
+            try Migrator(migrations: [Migration("0001_other", sql: "CREATE TABLE other (x INTEGER)")]).migrate(db)
+            let container = PersistentContainer(database: db, models: [T.self])
+            #expect(try container.createSchema() == ["flavor:predicates/create/T"])
+            try container.perform { ctx in _ = try ctx.insert(T(marker: "m", amount: 1, name: "n")) }
+            // The other migrator leaves the flavor's migrations alone and goes on.
+            let more = try Migrator(migrations: [
+                Migration("0001_other", sql: "CREATE TABLE other (x INTEGER)"),
+                Migration("0002_more", sql: "CREATE TABLE more (y INTEGER)"),
+            ]).migrate(db)
+            #expect(more == ["0002_more"])
+            // An unknown migration that is not a flavor's is still refused.
+            try Migrator(migrations: [Migration("0001_other", sql: "CREATE TABLE other (x INTEGER)"),
+                                      Migration("0002_more", sql: "CREATE TABLE more (y INTEGER)")]).migrate(db)
+            #expect(throws: MigrationError.self) {
+                try Migrator(migrations: [Migration("0001_other", sql: "CREATE TABLE other (x INTEGER)")]).migrate(db)
+            }
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func insertFetchDecodeEncodeCountDelete(_ backend: Backend) throws {
+        try withTestDatabase(backend) { db in
+            let container = PersistentContainer(database: db, models: predicateModels)
+            try container.perform { ctx in
+                try ctx.insert(T(marker: "a", amount: 1, name: "one"))
+                try ctx.insert(T(marker: "b", amount: 2, name: "two"))
+                try ctx.insert(T(marker: "c", amount: 3, name: "three"))
+            }
+            let names = try container.perform { ctx in try ctx.fetch(T.all.sort(\.amount)).map { try $0.decode(\.name) } }
+            #expect(names == ["one", "two", "three"])
+            #expect(try container.perform { ctx in try ctx.fetch(T.all.sort(\.amount, ascending: false), \.marker) } == ["c", "b", "a"])
+            #expect(try container.perform { ctx in try ctx.count(of: T.all) } == 3)
+            #expect(try container.perform { ctx in try ctx.count(of: T.all.limit(2)) } == 2)
+            #expect(try container.perform { ctx in try ctx.fetchOne(T.all.where(\T.amount == 2))?.decode() } == T(marker: "b", amount: 2, name: "two"))
+            #expect(try container.perform { ctx in try ctx.fetchOne(T.all.where(\T.amount == 9), \.name) } == nil)
+            try container.perform { ctx in
+                let two = try #require(try ctx.fetchOne(T.all.where(\T.amount == 2)))
+                two.encode(\.name, "deux")
+                // The change is visible to the next fetch in the same perform.
+                #expect(try ctx.fetch(T.all.where(\T.name == "deux")).count == 1)
+                let three = try #require(try ctx.fetchOne(T.all.where(\T.amount == 3)))
+                three.encode(T(marker: "z", amount: 30, name: "trente"))
+            }
+            #expect(try container.perform { ctx in try ctx.fetch(T.all.sort(\.amount)).map { try $0.decode() } } == [
+                T(marker: "a", amount: 1, name: "one"), T(marker: "b", amount: 2, name: "deux"), T(marker: "z", amount: 30, name: "trente"),
+            ])
+            try container.perform { ctx in
+                let one = try #require(try ctx.fetchOne(T.all.where(\T.amount == 1)))
+                try ctx.delete(one)
+            }
+            #expect(try container.perform { ctx in try ctx.count(of: T.all) } == 2)
+            try container.perform { ctx in try ctx.delete(T.all.where(\T.amount == 2)) }
+            #expect(try container.perform { ctx in try ctx.fetch(T.all, \.amount) } == [30])
+            for i in 0..<5 { try container.perform { ctx in try ctx.insert(T(marker: "m", amount: 100 + i, name: "n")) } }
+            #expect(try container.perform { ctx in try ctx.batchDelete(T.all.where(\T.marker == "m").sort(\.amount).limit(2)) } == 2)
+            #expect(try container.perform { ctx in try ctx.batchDelete(T.all.where(\T.marker == "m")) } == 3)
+            #expect(try container.perform { ctx in try ctx.fetch(T.all, \.amount) } == [30])
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func throwingPerformRollsBackAndLogs(_ backend: Backend) throws {
+        struct Boom: Error {}
+        try withTestDatabase(backend) { db in
+            let log = ErrorLog()
+            let container = PersistentContainer(database: db, models: predicateModels, logError: log.log)
+            #expect(throws: Boom.self) {
+                try container.perform { ctx in
+                    try ctx.insert(T(marker: "x", amount: 1, name: "lost"))
+                    throw Boom()
+                }
+            }
+            #expect(try container.perform { ctx in try ctx.count(of: T.all) } == 0)
+            #expect(log.all.count == 1)
+            // A unique attribute broken inside perform rolls the whole closure back.
+            try container.perform { ctx in try ctx.insert(PItem(id: 1, name: "first")) }
+            #expect(throws: DatabaseError.self) {
+                try container.perform { ctx in
+                    try ctx.insert(T(marker: "kept?", amount: 2, name: "no"))
+                    try ctx.insert(PItem(id: 1, name: "duplicate"))
+                }
+            }
+            #expect(try container.perform { ctx in try ctx.count(of: T.all) } == 0)
+            #expect(try container.perform { ctx in try ctx.fetch(PItem.all, \.name) } == ["first"])
+            #expect(log.all.count == 2)
+            // A change made by encode that breaks the constraint fails at the end of perform.
+            #expect(throws: DatabaseError.self) {
+                try container.perform { ctx in
+                    let other = try ctx.insert(PItem(id: 2, name: "second"))
+                    other.encode(\.id, 1)
+                }
+            }
+            #expect(try container.perform { ctx in try ctx.fetch(PItem.all, \.id) } == [1])
+            // An error of the database factory is logged and rethrown.
+            struct NoDatabase: Error {}
+            let failing = PersistentContainer(databaseFactory: { throw NoDatabase() }, models: predicateModels, logError: log.log)
+            #expect(throws: NoDatabase.self) { try failing.perform { _ in 1 } }
+            #expect(log.all.count == 4)
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func modelKeyedByItsOwnAttribute(_ backend: Backend) throws {
+        try withTestDatabase(backend) { db in
+            let c = PersistentContainer(database: db, models: [PKeyed.self])
+            try c.perform { ctx in
+                for i in 1...5 { _ = try ctx.insert(PKeyed(id: Int64(i), label: "l\(i)", score: i == 3 ? nil : Double(i))) }
+                // Batched inserts are written before the next statement.
+                #expect(try ctx.count(of: PKeyed.all) == 5)
+                for object in try ctx.fetch(PKeyed.all.where(\PKeyed.id <= 2)) { object.encode(\.label, "changed") }
+            }
+            var streamed: [PKeyed] = []
+            try c.perform { ctx in try ctx.forEach(PKeyed.all.sort(\.id)) { streamed.append(try $0.decode()) } }
+            #expect(streamed.map(\.label) == ["changed", "changed", "l3", "l4", "l5"])
+            #expect(streamed[2].score == nil)
+            try c.perform { ctx in try ctx.delete(PKeyed.all.where(\PKeyed.id === [1, 5])) }
+            #expect(try c.perform { ctx in try ctx.fetch(PKeyed.all.sort(\.id), \.id) } == [2, 3, 4])
+            // A duplicate key in a batched insert fails the perform, which leaves nothing.
+            #expect(throws: DatabaseError.self) {
+                try c.perform { ctx in
+                    _ = try ctx.insert(PKeyed(id: 10, label: "new"))
+                    _ = try ctx.insert(PKeyed(id: 2, label: "duplicate"))
+                }
+            }
+            #expect(try c.perform { ctx in try ctx.fetch(PKeyed.all.sort(\.id), \.label) } == ["changed", "l3", "l4"])
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func containerThatDoesNotCreateTheSchema(_ backend: Backend) throws {
+        try withTestDatabase(backend) { db in
+            let log = ErrorLog()
+            let c = PersistentContainer(database: db, models: [T.self], createsSchema: false, logError: log.log)
+            #expect(throws: DatabaseError.self) { try c.perform { ctx in try ctx.count(of: T.all) } }
+            #expect(log.all.count == 1)
+            let applied = try Migrator(migrations: []).appliedMigrations(db)
+            #expect(applied.isEmpty)
+            try c.createSchema()
+            #expect(try c.perform { ctx in try ctx.count(of: T.all) } == 0)
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func asyncSchedule(_ backend: Backend) async throws {
+        try await withTestDatabase(backend) { db in
+            let container = PersistentContainer(database: db, models: predicateModels)
+            try await container.schedule { ctx in _ = try ctx.insert(T(marker: "a", amount: 7, name: "async")) }
+            let names = try await container.schedule { ctx in try ctx.fetch(T.all, \.name) }
+            #expect(names == ["async"])
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func defaultDatabase(_ backend: Backend) throws {
+        try withTestDatabase(backend) { db in
+            let container = PersistentContainer(models: predicateModels)
+            _ = try DefaultDatabase.withDatabase(db) {
+                try container.perform { ctx in try ctx.insert(T(marker: "d", amount: 1, name: "default")) }
+            }
+            #expect(try PersistentContainer(database: db, models: predicateModels).perform { ctx in try ctx.fetch(T.all, \.name) } == ["default"])
+        }
+    }
+}
