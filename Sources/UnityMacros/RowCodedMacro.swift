@@ -54,15 +54,15 @@ public struct RowCodedMacro: ExtensionMacro {
         for (k, p) in decoded.enumerated() {
             let name = p.name
             if p.isExistsFlag {
-                initBody.append("self.\(name) = try columns.decodeIfColumn(Bool.self, \(k), from: row) ?? true")
+                initBody.append("self.\(name) = try columns.decodeIfColumn(\(k), from: row) ?? true")
             } else if p.isOptional && p.hasDefault {
-                initBody.append("if columns.index(\(k)) != nil { self.\(name) = try columns.decodeIfPresent(\(p.valueType).self, \(k), from: row) }")
+                initBody.append("if columns.index(\(k)) != nil { self.\(name) = try columns.decodeIfPresent(\(k), from: row) }")
             } else if p.isOptional {
-                initBody.append("self.\(name) = try columns.decodeIfPresent(\(p.valueType).self, \(k), from: row)")
+                initBody.append("self.\(name) = try columns.decodeIfPresent(\(k), from: row)")
             } else if p.hasDefault {
-                initBody.append("if let value = try columns.decodeIfColumn(\(p.valueType).self, \(k), from: row) { self.\(name) = value }")
+                initBody.append("if let value = try columns.decodeIfColumn(\(k), from: row, as: type(of: self.\(name))) { self.\(name) = value }")
             } else {
-                initBody.append("self.\(name) = try columns.decode(\(p.valueType).self, \(k), from: row)")
+                initBody.append("self.\(name) = try columns.decode(\(k), from: row)")
             }
         }
         let encodeBody = encoded.map { "values.append(\(Self.valueCall($0)))" }
@@ -104,8 +104,6 @@ public struct RowCodedMacro: ExtensionMacro {
     struct StoredProperty {
         var name: String
         var column: String
-        /// The type read and written: the wrapped type of an optional.
-        var valueType: String
         var isOptional: Bool
         var hasDefault: Bool
         /// `existsInDatabase`: read (true when there is no column), never written.
@@ -196,22 +194,10 @@ public struct RowCodedMacro: ExtensionMacro {
             // `var a, b: Int`: the type is written on the last binding.
             let typeSyntax = binding.typeAnnotation?.type
                 ?? bindings[index...].lazy.compactMap { $0.typeAnnotation?.type }.first
-            var typeText: String
-            if let typeSyntax {
-                typeText = typeSyntax.trimmedDescription
-            } else if isExistsFlag {
-                typeText = "Bool"
-            } else if let inferred = binding.initializer.flatMap({ literalType(of: $0.value) }) {
-                typeText = inferred
-            } else {
-                return .failed(Diagnostic(node: Syntax(binding), message: RowCodedMessage.needsType(name)))
-            }
-            var isOptional = false
-            if let typeSyntax, let wrapped = wrappedType(of: typeSyntax) {
-                isOptional = true
-                typeText = wrapped
-            }
-            found.append(StoredProperty(name: name, column: column, valueType: typeText, isOptional: isOptional,
+            // The generated calls infer the type from the property (so a type nested in another
+            // type's namespace needs no qualified name): only optionality is read from the source.
+            let isOptional = typeSyntax.map(isOptionalType) ?? false
+            found.append(StoredProperty(name: name, column: column, isOptional: isOptional,
                                         hasDefault: hasDefault, isExistsFlag: isExistsFlag))
         }
         return .found(found)
@@ -231,45 +217,31 @@ public struct RowCodedMacro: ExtensionMacro {
         }
     }
 
-    /// The type of `= literal` for a property written without a type.
-    static func literalType(of expr: ExprSyntax) -> String? {
-        if expr.is(BooleanLiteralExprSyntax.self) { return "Bool" }
-        if expr.is(IntegerLiteralExprSyntax.self) { return "Int" }
-        if expr.is(FloatLiteralExprSyntax.self) { return "Double" }
-        if expr.is(StringLiteralExprSyntax.self) { return "String" }
-        return nil
-    }
-
-    /// `T` for `T?`, `T!` and `Optional<T>`; nil for any other type.
-    static func wrappedType(of type: TypeSyntax) -> String? {
-        if let optional = type.as(OptionalTypeSyntax.self) { return optional.wrappedType.trimmedDescription }
-        if let iuo = type.as(ImplicitlyUnwrappedOptionalTypeSyntax.self) { return iuo.wrappedType.trimmedDescription }
+    /// True for `T?`, `T!` and `Optional<T>`.
+    static func isOptionalType(_ type: TypeSyntax) -> Bool {
+        if type.is(OptionalTypeSyntax.self) || type.is(ImplicitlyUnwrappedOptionalTypeSyntax.self) { return true }
         if let identifier = type.as(IdentifierTypeSyntax.self), identifier.name.text == "Optional",
-           let argument = identifier.genericArgumentClause?.arguments.first {
-            return argument.argument.trimmedDescription
+           identifier.genericArgumentClause != nil {
+            return true
         }
-        return nil
+        return false
     }
 }
 
 /// The macro's diagnostics.
 enum RowCodedMessage: DiagnosticMessage {
     case notAStruct
-    case needsType(String)
 
     var message: String {
         switch self {
         case .notAStruct:
             return "@RowCoded applies to a struct (a class cannot gain a designated initializer in an extension); write RowDecodable and RowEncodable by hand for other types"
-        case .needsType(let name):
-            return "@RowCoded needs the type of '\(name)': write it ('var \(name): Type = …')"
         }
     }
 
     var diagnosticID: MessageID {
         switch self {
         case .notAStruct: return MessageID(domain: "UnityMacros", id: "notAStruct")
-        case .needsType: return MessageID(domain: "UnityMacros", id: "needsType")
         }
     }
 

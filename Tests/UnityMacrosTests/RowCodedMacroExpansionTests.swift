@@ -52,13 +52,13 @@ struct RowCodedMacroExpansionTests {
                 public static let decodingColumns: [String] = ["tid", "thing_name", "meta", "count", "existsInDatabase"]
                 public static let encodingColumns: [String] = ["tid", "thing_name", "meta", "count"]
                 public init(row: Unity.Row, columns: Unity.RowColumns) throws {
-                    self.tid = try columns.decode(String.self, 0, from: row)
-                    self.name = try columns.decodeIfPresent(String.self, 1, from: row)
-                    self.meta = try columns.decode(Meta.self, 2, from: row)
-                    if let value = try columns.decodeIfColumn(Int.self, 3, from: row) {
+                    self.tid = try columns.decode(0, from: row)
+                    self.name = try columns.decodeIfPresent(1, from: row)
+                    self.meta = try columns.decode(2, from: row)
+                    if let value = try columns.decodeIfColumn(3, from: row, as: type(of: self.count)) {
                         self.count = value
                     }
-                    self.existsInDatabase = try columns.decodeIfColumn(Bool.self, 4, from: row) ?? true
+                    self.existsInDatabase = try columns.decodeIfColumn(4, from: row) ?? true
                 }
                 public func encodeRow(to values: inout [Unity.DatabaseValue]) throws {
                     values.append(try Unity.RowCoding.value(self.tid))
@@ -104,7 +104,7 @@ struct RowCodedMacroExpansionTests {
 
     /// Without CodingKeys every stored property is a column; static, computed, lazy and
     /// initialized `let` properties are not; `Optional<T>` and `T!` are optionals; an optional
-    /// with a default keeps it when the column is missing; a literal default gives the type.
+    /// with a default keeps it when the column is missing; a property without a written type is read by inference.
     @Test func storedPropertiesWithoutCodingKeys() {
         expect("""
             @RowCoded
@@ -136,15 +136,15 @@ struct RowCodedMacroExpansionTests {
                 static let decodingColumns: [String] = ["id", "note", "tag", "flag", "watched"]
                 static let encodingColumns: [String] = ["id", "note", "tag", "flag", "watched"]
                 init(row: Unity.Row, columns: Unity.RowColumns) throws {
-                    self.id = try columns.decode(Int64.self, 0, from: row)
-                    self.note = try columns.decodeIfPresent(String.self, 1, from: row)
+                    self.id = try columns.decode(0, from: row)
+                    self.note = try columns.decodeIfPresent(1, from: row)
                     if columns.index(2) != nil {
-                        self.tag = try columns.decodeIfPresent(String.self, 2, from: row)
+                        self.tag = try columns.decodeIfPresent(2, from: row)
                     }
-                    if let value = try columns.decodeIfColumn(Bool.self, 3, from: row) {
+                    if let value = try columns.decodeIfColumn(3, from: row, as: type(of: self.flag)) {
                         self.flag = value
                     }
-                    if let value = try columns.decodeIfColumn(Int.self, 4, from: row) {
+                    if let value = try columns.decodeIfColumn(4, from: row, as: type(of: self.watched)) {
                         self.watched = value
                     }
                 }
@@ -193,9 +193,8 @@ struct RowCodedMacroExpansionTests {
             """)
     }
 
-    /// A class, and a property whose type cannot be read from the source, are errors that say
-    /// what to do; nothing is generated.
-    @Test func classesAndUntypedPropertiesAreDiagnosed() {
+    /// A class is an error that says what to do; nothing is generated.
+    @Test func classesAreDiagnosed() {
         expect("""
             @RowCoded
             final class Box {
@@ -209,20 +208,6 @@ struct RowCodedMacroExpansionTests {
                 DiagnosticSpec(
                     message: "@RowCoded applies to a struct (a class cannot gain a designated initializer in an extension); write RowDecodable and RowEncodable by hand for other types",
                     line: 1, column: 1),
-            ])
-        expect("""
-            @RowCoded
-            struct Box {
-                var id: Int64
-                var made = Date()
-            }
-            """, expands: """
-            struct Box {
-                var id: Int64
-                var made = Date()
-            }
-            """, diagnostics: [
-                DiagnosticSpec(message: "@RowCoded needs the type of 'made': write it ('var made: Type = …')", line: 4, column: 9),
             ])
     }
 }

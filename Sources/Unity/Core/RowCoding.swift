@@ -17,8 +17,8 @@ import Foundation
 ///     static let decodingColumns = ["x", "label"]
 ///
 ///     init(row: Row, columns: RowColumns) throws {
-///         x = try columns.decode(Int64.self, 0, from: row)
-///         label = try columns.decodeIfPresent(String.self, 1, from: row)
+///         x = try columns.decode(0, from: row)              // the type is inferred,
+///         label = try columns.decodeIfPresent(1, from: row, as: String.self)  // or given
 ///     }
 /// }
 ///
@@ -165,7 +165,7 @@ public struct RowColumns: Sendable {
     /// Column `k` as `T`; throws when the row has no such column or the value does not
     /// convert (NULL included).
     @inlinable
-    public func decode<T: DatabaseValueConvertible>(_ type: T.Type, _ k: Int, from row: Row) throws -> T {
+    public func decode<T: DatabaseValueConvertible>(_ k: Int, from row: Row, as type: T.Type = T.self) throws -> T {
         guard let value = value(k, from: row) else { throw missing(k) }
         return try convert(T.self, k, value)
     }
@@ -173,28 +173,28 @@ public struct RowColumns: Sendable {
     /// Column `k` as `T` (a value type that is both convertible and `Decodable` reads as a
     /// value, never as JSON).
     @inlinable
-    public func decode<T: DatabaseValueConvertible & Decodable>(_ type: T.Type, _ k: Int, from row: Row) throws -> T {
+    public func decode<T: DatabaseValueConvertible & Decodable>(_ k: Int, from row: Row, as type: T.Type = T.self) throws -> T {
         guard let value = value(k, from: row) else { throw missing(k) }
         return try convert(T.self, k, value)
     }
 
     /// Column `k` as a `Decodable` value stored as a JSON document.
     @inlinable
-    public func decode<T: Decodable>(_ type: T.Type, _ k: Int, from row: Row) throws -> T {
+    public func decode<T: Decodable>(_ k: Int, from row: Row, as type: T.Type = T.self) throws -> T {
         guard let value = value(k, from: row) else { throw missing(k) }
         return try convertJSON(T.self, k, value)
     }
 
     /// Column `k` as `UInt64` (range-checked).
     @inlinable
-    public func decode(_ type: UInt64.Type, _ k: Int, from row: Row) throws -> UInt64 {
+    public func decode(_ k: Int, from row: Row, as type: UInt64.Type = UInt64.self) throws -> UInt64 {
         guard let value = value(k, from: row) else { throw missing(k) }
         return try convertUnsigned(UInt64.self, k, value)
     }
 
     /// Column `k` as `UInt` (range-checked).
     @inlinable
-    public func decode(_ type: UInt.Type, _ k: Int, from row: Row) throws -> UInt {
+    public func decode(_ k: Int, from row: Row, as type: UInt.Type = UInt.self) throws -> UInt {
         guard let value = value(k, from: row) else { throw missing(k) }
         return try convertUnsigned(UInt.self, k, value)
     }
@@ -203,35 +203,35 @@ public struct RowColumns: Sendable {
 
     /// Column `k` as `T`, nil when it is NULL or the row has no such column.
     @inlinable
-    public func decodeIfPresent<T: DatabaseValueConvertible>(_ type: T.Type, _ k: Int, from row: Row) throws -> T? {
+    public func decodeIfPresent<T: DatabaseValueConvertible>(_ k: Int, from row: Row, as type: T.Type = T.self) throws -> T? {
         guard let value = value(k, from: row), !value.isNull else { return nil }
         return try convert(T.self, k, value)
     }
 
     /// Column `k` as `T`, nil when it is NULL or missing.
     @inlinable
-    public func decodeIfPresent<T: DatabaseValueConvertible & Decodable>(_ type: T.Type, _ k: Int, from row: Row) throws -> T? {
+    public func decodeIfPresent<T: DatabaseValueConvertible & Decodable>(_ k: Int, from row: Row, as type: T.Type = T.self) throws -> T? {
         guard let value = value(k, from: row), !value.isNull else { return nil }
         return try convert(T.self, k, value)
     }
 
     /// Column `k` as a JSON document, nil when it is NULL or missing.
     @inlinable
-    public func decodeIfPresent<T: Decodable>(_ type: T.Type, _ k: Int, from row: Row) throws -> T? {
+    public func decodeIfPresent<T: Decodable>(_ k: Int, from row: Row, as type: T.Type = T.self) throws -> T? {
         guard let value = value(k, from: row), !value.isNull else { return nil }
         return try convertJSON(T.self, k, value)
     }
 
     /// Column `k` as `UInt64`, nil when it is NULL or missing.
     @inlinable
-    public func decodeIfPresent(_ type: UInt64.Type, _ k: Int, from row: Row) throws -> UInt64? {
+    public func decodeIfPresent(_ k: Int, from row: Row, as type: UInt64.Type = UInt64.self) throws -> UInt64? {
         guard let value = value(k, from: row), !value.isNull else { return nil }
         return try convertUnsigned(UInt64.self, k, value)
     }
 
     /// Column `k` as `UInt`, nil when it is NULL or missing.
     @inlinable
-    public func decodeIfPresent(_ type: UInt.Type, _ k: Int, from row: Row) throws -> UInt? {
+    public func decodeIfPresent(_ k: Int, from row: Row, as type: UInt.Type = UInt.self) throws -> UInt? {
         guard let value = value(k, from: row), !value.isNull else { return nil }
         return try convertUnsigned(UInt.self, k, value)
     }
@@ -241,35 +241,35 @@ public struct RowColumns: Sendable {
     /// Column `k` as `T`, nil only when the row has no such column (a NULL into a
     /// non-optional `T` still throws).
     @inlinable
-    public func decodeIfColumn<T: DatabaseValueConvertible>(_ type: T.Type, _ k: Int, from row: Row) throws -> T? {
+    public func decodeIfColumn<T: DatabaseValueConvertible>(_ k: Int, from row: Row, as type: T.Type = T.self) throws -> T? {
         guard let value = value(k, from: row) else { return nil }
         return try convert(T.self, k, value)
     }
 
     /// Column `k` as `T`, nil only when the row has no such column.
     @inlinable
-    public func decodeIfColumn<T: DatabaseValueConvertible & Decodable>(_ type: T.Type, _ k: Int, from row: Row) throws -> T? {
+    public func decodeIfColumn<T: DatabaseValueConvertible & Decodable>(_ k: Int, from row: Row, as type: T.Type = T.self) throws -> T? {
         guard let value = value(k, from: row) else { return nil }
         return try convert(T.self, k, value)
     }
 
     /// Column `k` as a JSON document, nil only when the row has no such column.
     @inlinable
-    public func decodeIfColumn<T: Decodable>(_ type: T.Type, _ k: Int, from row: Row) throws -> T? {
+    public func decodeIfColumn<T: Decodable>(_ k: Int, from row: Row, as type: T.Type = T.self) throws -> T? {
         guard let value = value(k, from: row) else { return nil }
         return try convertJSON(T.self, k, value)
     }
 
     /// Column `k` as `UInt64`, nil only when the row has no such column.
     @inlinable
-    public func decodeIfColumn(_ type: UInt64.Type, _ k: Int, from row: Row) throws -> UInt64? {
+    public func decodeIfColumn(_ k: Int, from row: Row, as type: UInt64.Type = UInt64.self) throws -> UInt64? {
         guard let value = value(k, from: row) else { return nil }
         return try convertUnsigned(UInt64.self, k, value)
     }
 
     /// Column `k` as `UInt`, nil only when the row has no such column.
     @inlinable
-    public func decodeIfColumn(_ type: UInt.Type, _ k: Int, from row: Row) throws -> UInt? {
+    public func decodeIfColumn(_ k: Int, from row: Row, as type: UInt.Type = UInt.self) throws -> UInt? {
         guard let value = value(k, from: row) else { return nil }
         return try convertUnsigned(UInt.self, k, value)
     }
