@@ -1,13 +1,17 @@
 // swift-tools-version:6.0
+import CompilerPluginSupport
 import PackageDescription
 
 // Dependencies come from the local package mirror; each one is justified:
 // - swift-log: `echo` logs every statement through the standard server-side logging API.
+// - swift-syntax: the `@RowCoded` macro (target UnityMacros) that generates row coding. Only
+//   the UnityRowCoding module (and the tests) depend on it; `Unity` itself builds without it.
 let package = Package(
     name: "Unity",
     platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .library(name: "Unity", targets: ["Unity"]),
+        .library(name: "UnityRowCoding", targets: ["UnityRowCoding"]),
         .library(name: "UnityPersistable", targets: ["UnityPersistable"]),
         .library(name: "UnityORM", targets: ["UnityORM"]),
         .library(name: "UnityState", targets: ["UnityState"]),
@@ -18,6 +22,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swiftlang/swift-syntax.git", from: "603.0.1"),
     ],
     targets: [
         .systemLibrary(
@@ -36,6 +41,14 @@ let package = Package(
             name: "Unity",
             dependencies: [.product(name: "Logging", package: "swift-log")]
         ),
+        .macro(
+            name: "UnityMacros",
+            dependencies: [
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]
+        ),
+        .target(name: "UnityRowCoding", dependencies: ["Unity", "UnityMacros"]),
         .target(name: "DriverSQLite", dependencies: ["Unity", "CSQLite"]),
         .target(name: "DriverPostgres", dependencies: ["Unity", "CLibPQ"]),
         .target(
@@ -53,12 +66,20 @@ let package = Package(
             ]
         ),
         .testTarget(name: "UnityCoreTests", dependencies: ["Unity"]),
+        .testTarget(
+            name: "UnityMacrosTests",
+            dependencies: [
+                "UnityMacros",
+                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+            ]
+        ),
         .testTarget(name: "DriverSQLiteTests", dependencies: ["Unity", "DriverSQLite"]),
         .testTarget(name: "DriverPostgresTests", dependencies: ["Unity", "DriverPostgres"]),
         .testTarget(
             name: "ConformanceTests",
             dependencies: [
-                "Unity", "DriverSQLite", "DriverPostgres",
+                "Unity", "DriverSQLite", "DriverPostgres", "UnityRowCoding",
                 "UnityPersistable", "UnityORM", "UnityState", "UnityPredicates",
             ]
         ),

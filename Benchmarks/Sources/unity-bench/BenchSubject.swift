@@ -60,6 +60,7 @@ enum SubjectRegistry {
     /// All subjects. Unity's subjects go between the raw baselines and the peers:
     /// - `core`: Unity's core API (AST statements and rows) — add `CoreSubject.swift`.
     /// - `modeldef`: SQL-first `ModelDef` records — add `ModelDefSubject.swift`.
+    /// - `modeldef-gen`: the same with `@RowCoded` (generated row coding).
     /// - later the flavors (`persistable`, `orm`, `predicates`, `state`), one file each.
     static let all: [any BenchSubject] = [
         RawSQLiteSubject(),
@@ -69,6 +70,8 @@ enum SubjectRegistry {
         CoreSubject(backend: .postgres),
         ModelDefSubject(backend: .sqlite),
         ModelDefSubject(backend: .postgres),
+        ModelDefGenSubject(backend: .sqlite),
+        ModelDefGenSubject(backend: .postgres),
         PersistableSubject(backend: .sqlite),
         PersistableSubject(backend: .postgres),
         PredicatesSubject(backend: .sqlite),

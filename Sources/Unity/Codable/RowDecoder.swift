@@ -215,10 +215,19 @@ struct RowKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
         throw DatabaseError.typeConversion(ConversionFailure(column: name, expectedType: String(describing: T.self), actual: v.description))
     }
 
-    /// The value of `key`, or nil when it is NULL.
+    /// The value of `key`, or nil when it is NULL or the row has no such column (as the
+    /// generic `decodeIfPresent` does).
     @inline(__always)
     private func convertIfPresent<T: DatabaseValueConvertible>(_ type: T.Type, _ key: Key) throws -> T? {
-        let (v, name) = try value(for: key)
+        let name = key.stringValue
+        let v: DatabaseValue
+        if let i = state.columnIndex(of: name) {
+            v = state.row.values[i]
+        } else if let d = state.defaultValue(for: name) {
+            v = d
+        } else {
+            return nil
+        }
         if v.isNull { return nil }
         if let t = T.fromDatabaseValue(v) { return t }
         throw DatabaseError.typeConversion(ConversionFailure(column: name, expectedType: String(describing: T.self), actual: v.description))

@@ -141,12 +141,12 @@ extension ModelDef {
 
     /// Decodes one row read from the table.
     static func decodeRow(_ row: Row) throws -> Self {
-        try modelRowDecoder.decode(Self.self, from: row)
+        try decodeModelRow(row)
     }
 
     /// This model's columns and values, in declaration order.
     func encodedColumns() throws -> [(column: String, value: DatabaseValue)] {
-        try Self.modelRowEncoder.encode(self)
+        try encodeModelColumns()
     }
 
     /// `col1 = ? AND col2 = ?` for the columns of `keys`, with this model's values; throws
@@ -438,8 +438,8 @@ extension ModelDef {
         let statement = SQLStatement.select(query)
         return try DBManager.resolve(db).readStatement(statement) { conn in
             var models: [Self] = []
-            let decoder = modelRowDecoder.rowsDecoder(for: Self.self)
-            try conn.forEachRow(statement) { row in models.append(try decoder.decode(row)) }
+            let decode = makeModelRowsDecoder()
+            try conn.forEachRow(statement) { row in models.append(try decode(row)) }
             return models
         }
     }

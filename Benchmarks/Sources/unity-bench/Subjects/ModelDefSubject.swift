@@ -8,6 +8,7 @@ import Foundation
 /// `firstInstanceWhere`, `instances(_:)` for a query with a LIMIT. The flavor has no
 /// association or streaming API, so one-to-many is two `allInstances` calls grouped in
 /// memory, and streaming takes a core cursor and decodes each row with `RowDecoder`.
+/// `modeldef-gen` (ModelDefGenSubject.swift) runs the same session with `@RowCoded` models.
 struct ModelDefSubject: BenchSubject {
     let name = "modeldef"
     let backend: Backend
@@ -23,12 +24,35 @@ struct ModelDefSubject: BenchSubject {
             guard let url = target.postgresURL else { throw BenchError("no PostgreSQL URL") }
             try DBManager.open(postgresURL: url, dbDefFilePaths: [], connections: 2)
         }
-        return ModelDefSession()
+        return ModelDefSession<BenchModel, BenchParentModel, BenchChildModel>()
     }
 }
 
+/// The `bench` table's model, as `modeldef` (Codable) and `modeldef-gen` (`@RowCoded`) write it.
+protocol BenchRecordModel: ModelDef {
+    init(_ record: BenchRecord, existsInDatabase: Bool)
+    var id: Int64 { get }
+    var record: BenchRecord { get }
+    /// Decodes the rows of one cursor, the fastest way this model's coding offers.
+    static func streamDecoder() -> (Row) throws -> Self
+}
+
+/// The `bench_parent` table's model.
+protocol BenchParentRecordModel: ModelDef {
+    var id: Int64 { get }
+    var name: String { get }
+}
+
+/// The `bench_child` table's model.
+protocol BenchChildRecordModel: ModelDef {
+    var id: Int64 { get }
+    var parentID: Int64 { get }
+    var name: String { get }
+    var score: Double { get }
+}
+
 /// The `bench` table as a `ModelDef`.
-struct BenchModel: ModelDef, Equatable {
+struct BenchModel: BenchRecordModel, Equatable {
     enum CodingKeys: String, CodingKey {
         case id, name, score, createdAt = "created_at", rank, payload, existsInDatabase
     }
@@ -57,10 +81,16 @@ struct BenchModel: ModelDef, Equatable {
     var record: BenchRecord {
         BenchRecord(id: id, name: name, score: score, createdAt: createdAt, rank: rank, payload: payload)
     }
+
+    /// `Codable` through `RowDecoder.rowsDecoder`.
+    static func streamDecoder() -> (Row) throws -> BenchModel {
+        let decoder = RowDecoder(defaultValues: ["existsInDatabase": .bool(true)]).rowsDecoder(for: BenchModel.self)
+        return { try decoder.decode($0) }
+    }
 }
 
 /// The `bench_parent` table as a `ModelDef`.
-struct BenchParentModel: ModelDef {
+struct BenchParentModel: BenchParentRecordModel {
     static let tableName = "bench_parent"
     var id: Int64
     var name: String
@@ -69,7 +99,7 @@ struct BenchParentModel: ModelDef {
 }
 
 /// The `bench_child` table as a `ModelDef`.
-struct BenchChildModel: ModelDef {
+struct BenchChildModel: BenchChildRecordModel {
     enum CodingKeys: String, CodingKey {
         case id, parentID = "parent_id", name, score, existsInDatabase
     }
@@ -83,11 +113,11 @@ struct BenchChildModel: ModelDef {
     var primaryKeys: [any CodingKey] { [CodingKeys.id] }
 }
 
-/// Works on `DBManager`'s default database.
-final class ModelDefSession: BenchSession {
+/// Works on `DBManager`'s default database, with the models of one subject.
+final class ModelDefSession<Model: BenchRecordModel, Parent: BenchParentRecordModel, Child: BenchChildRecordModel>: BenchSession {
     /// The models the `delete` workload deletes: an application deletes models it holds, so
     /// building them is not part of the timed work (built once, on the warm-up run).
-    private var modelsToDelete: [BenchModel] = []
+    private var modelsToDelete: [Model] = []
 
     func close() async throws { DBManager.close() }
 
@@ -102,13 +132,13 @@ final class ModelDefSession: BenchSession {
             var statements: [ModelStatement] = []
             statements.reserveCapacity(records.count)
             for record in records {
-                statements.append(try BenchModel(record, existsInDatabase: isUpdate).createSaveStatement())
+                statements.append(try Model(record, existsInDatabase: isUpdate).createSaveStatement())
                 checksum.add(record)
             }
             try DBManager.executeStatements(statements)
         case .delete:
             if modelsToDelete.count != spec.rows {
-                modelsToDelete = BenchData.records(count: spec.rows).map { BenchModel($0, existsInDatabase: true) }
+                modelsToDelete = BenchData.records(count: spec.rows).map { Model($0, existsInDatabase: true) }
             }
             var statements: [ModelStatement] = []
             statements.reserveCapacity(modelsToDelete.count)
@@ -118,27 +148,27 @@ final class ModelDefSession: BenchSession {
             }
             try DBManager.executeStatements(statements)
         case .fetch:
-            let models = try BenchModel.allInstances(orderedBy: [.ascending("id")])
+            let models = try Model.allInstances(orderedBy: [.ascending("id")])
             for model in models { checksum.add(model.record) }
         case .stream:
             guard let database = DBManager.defaultDatabase else { throw BenchError("modeldef: no default database") }
             checksum = try await database.read { conn in
                 var checksum = Checksum()
-                let decoder = RowDecoder(defaultValues: ["existsInDatabase": .bool(true)]).rowsDecoder(for: BenchModel.self)
-                let cursor = try conn.cursor(.select(SQLSelect(from: BenchModel.tableName).orderBy(SQLExpression.column("id").asc)))
-                while let row = try cursor.next() { checksum.add(try decoder.decode(row).record) }
+                let decode = Model.streamDecoder()
+                let cursor = try conn.cursor(.select(SQLSelect(from: Model.tableName).orderBy(SQLExpression.column("id").asc)))
+                while let row = try cursor.next() { checksum.add(try decode(row).record) }
                 return checksum
             }
         case .lookup:
             for index in 0..<spec.rows {
                 let id = BenchData.lookupID(index, tableRows: spec.tableRows)
-                guard let model = try BenchModel.firstInstanceWhere("id = ?", id) else { throw BenchError("modeldef: no record \(id)") }
+                guard let model = try Model.firstInstanceWhere("id = ?", id) else { throw BenchError("modeldef: no record \(id)") }
                 checksum.add(model.record)
             }
         case .query:
             for index in 0..<spec.rows {
-                let page = try BenchModel.instances(
-                    SQLSelect(from: BenchModel.tableName)
+                let page = try Model.instances(
+                    SQLSelect(from: Model.tableName)
                         .where(SQLExpression.column("score").greaterThanOrEquals(BenchData.queryLowerBound(index)))
                         .orderBy(SQLExpression.column("score").asc)
                         .limit(BenchData.queryLimit))
@@ -146,8 +176,8 @@ final class ModelDefSession: BenchSession {
             }
         case .oneToMany:
             // Two queries: every parent, every child; grouped by parent id in memory.
-            let parents = try BenchParentModel.allInstances(orderedBy: [.ascending("id")])
-            let children = try BenchChildModel.allInstances()
+            let parents = try Parent.allInstances(orderedBy: [.ascending("id")])
+            let children = try Child.allInstances()
             var childrenByParent: [Int64: [BenchChild]] = [:]
             for child in children {
                 childrenByParent[child.parentID, default: []].append(
