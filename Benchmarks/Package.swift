@@ -38,7 +38,6 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 // The Unity subjects ("core", "modeldef", later the flavors) use these:
                 .product(name: "Unity", package: "Unity"),
-                .product(name: "UnityRowCoding", package: "Unity"),
                 .product(name: "DriverSQLite", package: "Unity"),
                 .product(name: "DriverPostgres", package: "Unity"),
                 .product(name: "UnityPersistable", package: "Unity"),
