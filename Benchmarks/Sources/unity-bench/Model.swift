@@ -24,6 +24,9 @@ enum Workload: String, CaseIterable, Sendable, Codable {
     case oneToMany = "one-to-many"
     /// Stream `rows` records through a cursor without keeping them; peak memory is reported.
     case stream
+    /// `rows` primary-key lookups shared by `tasks` concurrent tasks through a pool of 8
+    /// connections (a server's load); see `Concurrent.swift`.
+    case concurrent
 }
 
 /// The record every subject reads and writes: id, short text, real, date, nullable int, blob.
