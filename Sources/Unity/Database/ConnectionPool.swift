@@ -41,14 +41,10 @@ final class ConnectionSubpool: @unchecked Sendable {
     /// ``DatabaseError/cancelled(_:)``.
     func checkout(timeout: Double, nested: Bool = false, cancellation: CancellationControl? = nil) throws -> any DriverConnection {
         let deadline = Date(timeIntervalSinceNow: timeout)
-        if let cancellation {
-            cancellation.setWaker { [condition] in
-                condition.lock()
-                condition.broadcast()
-                condition.unlock()
-            }
-        }
-        defer { cancellation?.setWaker(nil) }
+        // The cancel's waker is installed only when the caller has to wait: a checkout that
+        // finds an idle connection (every checkout of the async API under load) pays nothing.
+        var wakerInstalled = false
+        defer { if wakerInstalled { cancellation?.setWaker(nil) } }
         condition.lock()
         while true {
             if closed {
@@ -83,6 +79,19 @@ final class ConnectionSubpool: @unchecked Sendable {
                     condition.unlock()
                     throw error
                 }
+            }
+            if let cancellation, !wakerInstalled {
+                // Installed outside the lock (a waker installed after the cancel runs at
+                // once and takes this lock), then everything is checked again.
+                condition.unlock()
+                cancellation.setWaker { [condition] in
+                    condition.lock()
+                    condition.broadcast()
+                    condition.unlock()
+                }
+                wakerInstalled = true
+                condition.lock()
+                continue
             }
             waiting += 1
             let signalled = condition.wait(until: deadline)
