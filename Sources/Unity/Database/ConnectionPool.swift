@@ -18,6 +18,9 @@ final class ConnectionSubpool: @unchecked Sendable {
     /// ``checkout(timeout:nested:cancellation:)``); 0 for SQLite's single writer.
     let overflow: Int
     let role: ConnectionRole
+    /// The executor whose queued async calls will check out of this pool (set once by the
+    /// ``Database`` before any use): they count as waiting callers in ``checkin(_:)``.
+    weak var queuedCallers: BlockingExecutor?
     private let driver: any DatabaseDriver
     private let dialect: SQLDialect
 
@@ -134,7 +137,10 @@ final class ConnectionSubpool: @unchecked Sendable {
             // A connection that a waiter will take at once keeps what it held back for its
             // next statement (a read's COMMIT travels with the next read's first statement);
             // one that will sit idle sends it now, so it never idles inside a transaction.
-            if waiting <= idle.count {
+            // Async calls queued for a Unity thread count as waiting: the thread that checks
+            // this connection in takes the next one at once (the pool lends the connection
+            // returned last first), and a thread that finds none flushes what is still held.
+            if waiting + (queuedCallers?.queuedCount ?? 0) <= idle.count {
                 condition.unlock()
                 connection.flushHeldWork()
                 condition.lock()
@@ -152,6 +158,15 @@ final class ConnectionSubpool: @unchecked Sendable {
         if dropped.count > 1 { condition.broadcast() } else { condition.signal() }
         condition.unlock()
         for c in dropped { c.close() }
+    }
+
+    /// Sends what idle connections hold back (a read's COMMIT kept for the next caller):
+    /// called when no caller came after all, so that none idles inside a transaction.
+    func flushIdleHeldWork() {
+        condition.lock()
+        // Under the lock: an idle connection is no one's, and the flush is a short send.
+        for connection in idle { connection.flushHeldWork() }
+        condition.unlock()
     }
 
     /// Closes idle connections now and the others as they come back.

@@ -48,6 +48,16 @@ public final class Database: Sendable {
         }
         writerExecutor = BlockingExecutor(threads: configuration.asyncThreads ?? writers.capacity)
         readerExecutor = readers.map { BlockingExecutor(threads: configuration.asyncThreads ?? $0.capacity) }
+        // An async call queued for a connection counts as a caller waiting for it: a read's
+        // COMMIT then travels with that call's first statement (one server wake-up per lookup,
+        // not two). A Unity thread that finds no more work sends whatever is still held, so
+        // no connection idles inside a transaction.
+        writers.queuedCallers = writerExecutor
+        writerExecutor.onIdle = { [weak writers] in writers?.flushIdleHeldWork() }
+        if let readers, let readerExecutor {
+            readers.queuedCallers = readerExecutor
+            readerExecutor.onIdle = { [weak readers] in readers?.flushIdleHeldWork() }
+        }
         // Open (and return) the first writer now: it validates the location and, on SQLite,
         // creates the file and switches it to WAL before any reader opens it.
         let first = try writers.checkout(timeout: configuration.checkoutTimeout)
@@ -458,8 +468,10 @@ class CancellationControl: @unchecked Sendable {
 /// A fixed set of threads of Unity's own that run blocking database work for the async API,
 /// so that a slow query never occupies one of Swift's cooperative threads.
 final class BlockingExecutor: @unchecked Sendable {
-    // @unchecked: guarded by `condition`.
+    // @unchecked: guarded by `condition`; `onIdle` is set once, before any job is submitted.
     private let condition = NSCondition()
+    /// Run by a thread that finds no job, before it waits for one.
+    var onIdle: (@Sendable () -> Void)?
     private var jobs: [@Sendable () -> Void] = []
     private var head = 0
     private var started = 0
@@ -485,10 +497,25 @@ final class BlockingExecutor: @unchecked Sendable {
         }
     }
 
+    /// The jobs submitted and not yet taken by a thread.
+    var queuedCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return jobs.count - head
+    }
+
     private func work() {
         condition.lock()
         while true {
+            var idleHookRan = false
             while head == jobs.count && !stopping {
+                if let onIdle, !idleHookRan {
+                    idleHookRan = true
+                    condition.unlock()
+                    onIdle()
+                    condition.lock()
+                    continue
+                }
                 idleThreads += 1
                 condition.wait()
                 idleThreads -= 1
