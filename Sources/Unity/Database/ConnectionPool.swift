@@ -122,6 +122,9 @@ final class ConnectionSubpool: @unchecked Sendable {
             }
             if connection.transactionStatus != .idle { keep = false }
         }
+        // Read before taking the lock (never one lock inside the other): a hint, and a stale
+        // one costs at most a COMMIT sent early or flushed by the idle thread.
+        let queued = queuedCallers?.queuedCount ?? 0
         condition.lock()
         // A lost connection says the server may have dropped the others too (a restart, a
         // failover, a network cut that no socket has noticed yet): the idle connections,
@@ -140,7 +143,7 @@ final class ConnectionSubpool: @unchecked Sendable {
             // Async calls queued for a Unity thread count as waiting: the thread that checks
             // this connection in takes the next one at once (the pool lends the connection
             // returned last first), and a thread that finds none flushes what is still held.
-            if waiting + (queuedCallers?.queuedCount ?? 0) <= idle.count {
+            if waiting + queued <= idle.count {
                 condition.unlock()
                 connection.flushHeldWork()
                 condition.lock()
