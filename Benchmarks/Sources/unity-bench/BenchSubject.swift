@@ -19,10 +19,13 @@ protocol BenchSubject: Sendable {
     /// Whether this subject runs the `concurrent` workload (subjects that do not are left out
     /// of its cases rather than listed as skipped).
     var runsConcurrent: Bool { get }
+    /// Whether this subject runs the `concurrent` workload only (left out of the others).
+    var concurrentOnly: Bool { get }
 }
 
 extension BenchSubject {
     var runsConcurrent: Bool { false }
+    var concurrentOnly: Bool { false }
 }
 
 /// An open connection of a subject; lives for all iterations of one workload.

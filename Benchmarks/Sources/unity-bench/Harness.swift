@@ -76,7 +76,7 @@ final class BenchRunner {
         // The raw baseline always runs with a selected case: the ratio needs it.
         let selected = subjects.filter {
             ($0.name == "raw" || options.selects(backend: backend, workload: spec.workload, label: spec.label, subject: $0.name))
-                && (spec.workload != .concurrent || $0.runsConcurrent)
+                && (spec.workload == .concurrent ? $0.runsConcurrent : !$0.concurrentOnly)
         }
         let expected = Expectations.output(spec)
         let expectedTable = Expectations.tableAfter(spec)

@@ -19,6 +19,7 @@ struct CoreSubject: BenchSubject {
     var form: Form = .readClosure
     var name: String { form == .readClosure ? "core" : "core-async" }
     var runsConcurrent: Bool { true }
+    var concurrentOnly: Bool { form == .asyncStatement }
 
     func unsupportedReason(_ workload: Workload) -> String? {
         form == .asyncStatement && workload != .concurrent ? "core-async runs the concurrent workload only" : nil
