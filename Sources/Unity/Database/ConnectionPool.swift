@@ -167,8 +167,26 @@ final class ConnectionSubpool: @unchecked Sendable {
     /// called when no caller came after all, so that none idles inside a transaction.
     func flushIdleHeldWork() {
         condition.lock()
-        // Under the lock: an idle connection is no one's, and the flush is a short send.
-        for connection in idle { connection.flushHeldWork() }
+        guard !closed, idle.contains(where: { $0.holdsWork }) else {
+            condition.unlock()
+            return
+        }
+        // Those that hold work are taken out of the pool while they flush (a flush that cannot
+        // pipeline waits for the server's answer, which must not happen under the lock); a
+        // checkout meanwhile takes another or waits.
+        let flushing = idle.filter { $0.holdsWork }
+        idle.removeAll { $0.holdsWork }
+        condition.unlock()
+        for connection in flushing { connection.flushHeldWork() }
+        condition.lock()
+        if closed {
+            open -= flushing.count
+            condition.unlock()
+            for connection in flushing { connection.close() }
+            return
+        }
+        idle.append(contentsOf: flushing)
+        condition.broadcast()
         condition.unlock()
     }
 
