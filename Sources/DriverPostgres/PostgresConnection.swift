@@ -258,6 +258,8 @@ final class PostgresConnection: DriverConnection {
     /// Sends a held-back COMMIT now, without waiting for its answer: the pool calls this when
     /// it puts the connection back with no one waiting for it, so that an idle connection
     /// never sits in a transaction (holding back the server's vacuum).
+    var holdsWork: Bool { heldCommit != nil }
+
     func flushHeldWork() {
         guard let handle, let sql = heldCommit else { return }
         heldCommit = nil

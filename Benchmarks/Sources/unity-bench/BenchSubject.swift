@@ -16,6 +16,16 @@ protocol BenchSubject: Sendable {
     func unsupportedReason(_ workload: Workload) -> String?
     /// Opens a session (a connection, a pool, a database queue) against the benchmark database.
     func openSession(_ target: BenchTarget) async throws -> any BenchSession
+    /// Whether this subject runs the `concurrent` workload (subjects that do not are left out
+    /// of its cases rather than listed as skipped).
+    var runsConcurrent: Bool { get }
+    /// Whether this subject runs the `concurrent` workload only (left out of the others).
+    var concurrentOnly: Bool { get }
+}
+
+extension BenchSubject {
+    var runsConcurrent: Bool { false }
+    var concurrentOnly: Bool { false }
 }
 
 /// An open connection of a subject; lives for all iterations of one workload.
@@ -52,6 +62,11 @@ struct WorkloadSpec: Sendable, Equatable {
     var tableRows: Int
     /// Children per parent (one-to-many only).
     var childrenPerParent: Int = 20
+    /// Concurrent tasks (W) sharing the lookups (concurrent only).
+    var tasks: Int = 1
+
+    /// The case's name in the table, `--only` and `--json`: the workload, with W for `concurrent`.
+    var label: String { workload == .concurrent ? "\(workload.rawValue)-\(tasks)" : workload.rawValue }
 }
 
 /// Every subject the benchmark knows, in the order of the table. Raw baselines first: the
@@ -68,6 +83,8 @@ enum SubjectRegistry {
         RawLibPQSubject(mode: .copy),
         CoreSubject(backend: .sqlite),
         CoreSubject(backend: .postgres),
+        CoreSubject(backend: .sqlite, form: .asyncStatement),
+        CoreSubject(backend: .postgres, form: .asyncStatement),
         ModelDefSubject(backend: .sqlite),
         ModelDefSubject(backend: .postgres),
         ModelDefGenSubject(backend: .sqlite),

@@ -23,7 +23,7 @@ enum Expectations {
             for id in 1...Int64(max(spec.rows, 1)) where spec.rows > 0 { checksum.add(BenchData.record(id: id, generation: 1)) }
         case .delete:
             for id in 1...Int64(max(spec.rows, 1)) where spec.rows > 0 { checksum.add(hash: UInt64(id)) }
-        case .lookup:
+        case .lookup, .concurrent:
             for index in 0..<spec.rows {
                 checksum.add(BenchData.record(id: BenchData.lookupID(index, tableRows: spec.tableRows)))
             }
@@ -92,7 +92,7 @@ final class SQLiteFixture: BenchFixture {
             seededRecords = nil
         case .fetch, .stream:
             try seed(records: spec.rows)
-        case .lookup, .query:
+        case .lookup, .query, .concurrent:
             try seed(records: spec.tableRows)
         case .update:
             try seed(records: spec.rows, force: true)
@@ -167,7 +167,7 @@ final class PostgresFixture: BenchFixture {
             seededRecords = nil
         case .fetch, .stream:
             try seed(records: spec.rows)
-        case .lookup, .query:
+        case .lookup, .query, .concurrent:
             try seed(records: spec.tableRows)
         case .update:
             try seed(records: spec.rows, force: true)

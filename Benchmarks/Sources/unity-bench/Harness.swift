@@ -11,6 +11,8 @@ struct CaseResult: Sendable {
 
     var backend: Backend
     var workload: Workload
+    /// The case's name (`WorkloadSpec.label`), nil when it is the workload's.
+    var label: String? = nil
     var subject: String
     var rows: Int
     var medianSeconds: Double?
@@ -47,14 +49,14 @@ final class BenchRunner {
         for backend in Backend.allCases {
             let subjects = SubjectRegistry.all.filter { $0.backend == backend }
             let specs = options.specs(for: backend).filter { spec in
-                subjects.contains { options.selects(backend: backend, workload: spec.workload, subject: $0.name) }
+                subjects.contains { options.selects(backend: backend, workload: spec.workload, label: spec.label, subject: $0.name) }
             }
             guard !specs.isEmpty else { continue }
             if backend == .postgres, target.postgresURL == nil {
                 log("postgres: skipped (no URL: give --postgres URL or set UNITY_POSTGRES_URL)")
                 for spec in specs {
-                    for subject in subjects where options.selects(backend: backend, workload: spec.workload, subject: subject.name) {
-                        results.append(CaseResult(backend: backend, workload: spec.workload, subject: subject.name, rows: spec.rows,
+                    for subject in subjects where options.selects(backend: backend, workload: spec.workload, label: spec.label, subject: subject.name) {
+                        results.append(CaseResult(backend: backend, workload: spec.workload, label: spec.label, subject: subject.name, rows: spec.rows,
                                                   status: .skipped("no PostgreSQL URL")))
                     }
                 }
@@ -73,19 +75,21 @@ final class BenchRunner {
     private func run(_ spec: WorkloadSpec, backend: Backend, subjects: [any BenchSubject], fixture: any BenchFixture) async throws {
         // The raw baseline always runs with a selected case: the ratio needs it.
         let selected = subjects.filter {
-            $0.name == "raw" || options.selects(backend: backend, workload: spec.workload, subject: $0.name)
+            ($0.name == "raw" || options.selects(backend: backend, workload: spec.workload, label: spec.label, subject: $0.name))
+                && (spec.workload == .concurrent ? $0.runsConcurrent : !$0.concurrentOnly)
         }
         let expected = Expectations.output(spec)
         let expectedTable = Expectations.tableAfter(spec)
         var caseResults: [CaseResult] = []
         for subject in selected {
-            var result = CaseResult(backend: backend, workload: spec.workload, subject: subject.name, rows: spec.rows, status: .measured)
+            var result = CaseResult(backend: backend, workload: spec.workload, label: spec.label, subject: subject.name, rows: spec.rows,
+                                    status: .measured)
             if let reason = subject.unsupportedReason(spec.workload) {
                 result.status = .skipped(reason)
                 caseResults.append(result)
                 continue
             }
-            log("\(backend.rawValue)/\(spec.workload.rawValue)/\(subject.name): \(spec.rows) rows …")
+            log("\(backend.rawValue)/\(spec.label)/\(subject.name): \(spec.rows) rows …")
             do {
                 let seconds: [Double]
                 let checksum: Checksum
@@ -136,17 +140,21 @@ final class BenchRunner {
         let session = try await subject.openSession(target)
         var seconds: [Double] = []
         var checksum = Checksum()
+        var usage = ProcessUsage()
         do {
             for iteration in 0..<(options.warmups + options.iterations) {
                 try fixture?.prepare(spec)
                 BenchData.prepareInput(for: spec)
                 let clock = ContinuousClock()
+                let before = ProcessUsage.now()
                 let start = clock.now
                 let output = try await session.run(spec.workload, spec: spec)
                 let elapsed = clock.now - start
+                let after = ProcessUsage.now()
                 checksum = output.checksum
                 if iteration >= options.warmups {
                     seconds.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+                    usage.add(after, minus: before)
                 }
             }
         } catch {
@@ -154,6 +162,16 @@ final class BenchRunner {
             throw error
         }
         try await session.close()
+        if spec.workload == .concurrent, !seconds.isEmpty {
+            // Where the time goes, per operation and for this process only (the server's CPU is
+            // not in it): CPU time and context switches, summed over every thread.
+            let operations = Double(spec.rows * seconds.count)
+            let sorted = seconds.sorted()
+            log("  \(subject.name): " + String(format: "median %.4fs (min %.4fs, max %.4fs, %d runs); client CPU %.1f µs/op, context switches %.2f/op (voluntary %.2f)",
+                       median(seconds) ?? 0, sorted.first ?? 0, sorted.last ?? 0, seconds.count,
+                       usage.cpuSeconds / operations * 1e6, Double(usage.voluntarySwitches + usage.involuntarySwitches) / operations,
+                       Double(usage.voluntarySwitches) / operations))
+        }
         return (seconds, checksum)
     }
 
@@ -169,4 +187,30 @@ final class BenchRunner {
 /// Progress goes to standard error so standard output holds only the table.
 func log(_ message: String) {
     FileHandle.standardError.write(Data((message + "\n").utf8))
+}
+
+/// The process's CPU time and context switches (all threads, `getrusage(RUSAGE_SELF)`).
+struct ProcessUsage {
+    var cpuSeconds = 0.0
+    var voluntarySwitches = 0
+    var involuntarySwitches = 0
+
+    static func now() -> ProcessUsage {
+        var usage = rusage()
+        #if canImport(Glibc)
+        let who = RUSAGE_SELF.rawValue
+        #else
+        let who = RUSAGE_SELF
+        #endif
+        guard getrusage(who, &usage) == 0 else { return ProcessUsage() }
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return ProcessUsage(cpuSeconds: seconds(usage.ru_utime) + seconds(usage.ru_stime),
+                            voluntarySwitches: Int(usage.ru_nvcsw), involuntarySwitches: Int(usage.ru_nivcsw))
+    }
+
+    mutating func add(_ after: ProcessUsage, minus before: ProcessUsage) {
+        cpuSeconds += after.cpuSeconds - before.cpuSeconds
+        voluntarySwitches += after.voluntarySwitches - before.voluntarySwitches
+        involuntarySwitches += after.involuntarySwitches - before.involuntarySwitches
+    }
 }

@@ -28,6 +28,9 @@ enum Workload: String, CaseIterable, Sendable, Codable {
     /// already holds the first `tableRows` of them: a batch of inserts and duplicates, each
     /// duplicate updating its row (sModel's save rules; `INSERT … ON CONFLICT DO UPDATE` raw).
     case upsert
+    /// `rows` primary-key lookups shared by `tasks` concurrent tasks through a pool of 8
+    /// connections (a server's load); see `Concurrent.swift`.
+    case concurrent
 }
 
 /// The record every subject reads and writes: id, short text, real, date, nullable int, blob.

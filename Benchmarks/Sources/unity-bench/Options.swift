@@ -37,6 +37,7 @@ struct BenchOptions: Sendable {
           --quick             small row counts, 1 iteration, no warm-up; checks every result (< 1 minute)
           --rows N            base row count (default 100000; 2000 with --quick); all sizes scale with it
           --only PATTERN      run only cases whose "backend/workload/subject" contains PATTERN
+                              (workload "concurrent-8" / "concurrent-64" for the concurrent lookups)
                               (or matches it as a glob when it has * or ?); comma-separated list allowed.
                               The "raw" baseline of a selected case always runs too (for the ratio).
           --iterations N      timed runs per case (default 5); the median is reported
@@ -103,9 +104,10 @@ struct BenchOptions: Sendable {
     }
 
     /// Whether the case `backend/workload/subject` is selected.
-    func selects(backend: Backend, workload: Workload, subject: String) -> Bool {
+    /// `label` names the case when it is not just the workload (`concurrent-64`).
+    func selects(backend: Backend, workload: Workload, label: String? = nil, subject: String) -> Bool {
         guard !only.isEmpty else { return true }
-        let key = "\(backend.rawValue)/\(workload.rawValue)/\(subject)"
+        let key = "\(backend.rawValue)/\(label ?? workload.rawValue)/\(subject)"
         return only.contains { pattern in
             if pattern.contains("*") || pattern.contains("?") {
                 return fnmatch(pattern, key, 0) == 0
@@ -131,6 +133,11 @@ struct BenchOptions: Sendable {
             WorkloadSpec(workload: .oneToMany, rows: scaled(1_000), tableRows: 0, childrenPerParent: 20),
             WorkloadSpec(workload: .stream, rows: scaled(1_000_000), tableRows: scaled(1_000_000)),
         ]
+        // A server's load: W tasks share the lookups through a pool of 8 (see Concurrent.swift).
+        let concurrentRows = backend == .sqlite ? scaled(50_000) : scaled(20_000)
+        for tasks in ConcurrentLookups.taskCounts {
+            specs.append(WorkloadSpec(workload: .concurrent, rows: concurrentRows, tableRows: base, tasks: tasks))
+        }
         return specs
     }
 }

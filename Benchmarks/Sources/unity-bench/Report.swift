@@ -15,7 +15,7 @@ enum Report {
             }
             if case .measured = result.status, let checksum = result.checksum { check = "ok (\(checksum.count))" }
             lines.append([
-                result.backend.rawValue, result.workload.rawValue, grouped(result.rows), result.subject,
+                result.backend.rawValue, (result.label ?? result.workload.rawValue), grouped(result.rows), result.subject,
                 result.medianSeconds.map(seconds) ?? "-",
                 result.rowsPerSecond.map { grouped(Int($0.rounded())) } ?? "-",
                 result.ratioToRaw.map { String(format: "%.2fx", $0) } ?? "-",
@@ -79,14 +79,14 @@ enum Report {
             case .measured:
                 guard let median = result.medianSeconds else { continue }
                 document.results.append(Entry(
-                    backend: result.backend.rawValue, workload: result.workload.rawValue, subject: result.subject,
+                    backend: result.backend.rawValue, workload: (result.label ?? result.workload.rawValue), subject: result.subject,
                     rows: result.rows, median_seconds: median, ratio_to_raw: result.ratioToRaw,
                     peak_memory_bytes: result.peakMemoryBytes))
             case .skipped(let reason):
-                document.skipped.append(Omitted(backend: result.backend.rawValue, workload: result.workload.rawValue,
+                document.skipped.append(Omitted(backend: result.backend.rawValue, workload: (result.label ?? result.workload.rawValue),
                                                 subject: result.subject, rows: result.rows, reason: reason))
             case .failed(let reason):
-                document.failed.append(Omitted(backend: result.backend.rawValue, workload: result.workload.rawValue,
+                document.failed.append(Omitted(backend: result.backend.rawValue, workload: (result.label ?? result.workload.rawValue),
                                                subject: result.subject, rows: result.rows, reason: reason))
             }
         }

@@ -98,6 +98,10 @@ public protocol DriverConnection: AnyObject {
     /// so that an idle connection never sits in a transaction. The default does nothing.
     func flushHeldWork()
 
+    /// True while the connection holds back work for its next statement (a read-only
+    /// COMMIT): what ``flushHeldWork()`` would send. The default is false.
+    var holdsWork: Bool { get }
+
     /// True when the connection can run other statements while a cursor streams on it
     /// (SQLite: each statement is its own cursor); false when a cursor holds it (PostgreSQL).
     /// The default is false.
@@ -127,6 +131,9 @@ extension DriverConnection {
 
     /// Nothing is ever held back.
     public func flushHeldWork() {}
+
+    /// False: nothing is ever held back.
+    public var holdsWork: Bool { false }
 }
 
 /// A forward-only stream of rows from one statement.

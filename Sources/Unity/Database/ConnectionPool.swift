@@ -18,6 +18,9 @@ final class ConnectionSubpool: @unchecked Sendable {
     /// ``checkout(timeout:nested:cancellation:)``); 0 for SQLite's single writer.
     let overflow: Int
     let role: ConnectionRole
+    /// The executor whose queued async calls will check out of this pool (set once by the
+    /// ``Database`` before any use): they count as waiting callers in ``checkin(_:)``.
+    weak var queuedCallers: BlockingExecutor?
     private let driver: any DatabaseDriver
     private let dialect: SQLDialect
 
@@ -41,14 +44,10 @@ final class ConnectionSubpool: @unchecked Sendable {
     /// ``DatabaseError/cancelled(_:)``.
     func checkout(timeout: Double, nested: Bool = false, cancellation: CancellationControl? = nil) throws -> any DriverConnection {
         let deadline = Date(timeIntervalSinceNow: timeout)
-        if let cancellation {
-            cancellation.setWaker { [condition] in
-                condition.lock()
-                condition.broadcast()
-                condition.unlock()
-            }
-        }
-        defer { cancellation?.setWaker(nil) }
+        // The cancel's waker is installed only when the caller has to wait: a checkout that
+        // finds an idle connection (every checkout of the async API under load) pays nothing.
+        var wakerInstalled = false
+        defer { if wakerInstalled { cancellation?.setWaker(nil) } }
         condition.lock()
         while true {
             if closed {
@@ -84,6 +83,19 @@ final class ConnectionSubpool: @unchecked Sendable {
                     throw error
                 }
             }
+            if let cancellation, !wakerInstalled {
+                // Installed outside the lock (a waker installed after the cancel runs at
+                // once and takes this lock), then everything is checked again.
+                condition.unlock()
+                cancellation.setWaker { [condition] in
+                    condition.lock()
+                    condition.broadcast()
+                    condition.unlock()
+                }
+                wakerInstalled = true
+                condition.lock()
+                continue
+            }
             waiting += 1
             let signalled = condition.wait(until: deadline)
             waiting -= 1
@@ -110,6 +122,9 @@ final class ConnectionSubpool: @unchecked Sendable {
             }
             if connection.transactionStatus != .idle { keep = false }
         }
+        // Read before taking the lock (never one lock inside the other): a hint, and a stale
+        // one costs at most a COMMIT sent early or flushed by the idle thread.
+        let queued = queuedCallers?.queuedCount ?? 0
         condition.lock()
         // A lost connection says the server may have dropped the others too (a restart, a
         // failover, a network cut that no socket has noticed yet): the idle connections,
@@ -125,7 +140,10 @@ final class ConnectionSubpool: @unchecked Sendable {
             // A connection that a waiter will take at once keeps what it held back for its
             // next statement (a read's COMMIT travels with the next read's first statement);
             // one that will sit idle sends it now, so it never idles inside a transaction.
-            if waiting <= idle.count {
+            // Async calls queued for a Unity thread count as waiting: the thread that checks
+            // this connection in takes the next one at once (the pool lends the connection
+            // returned last first), and a thread that finds none flushes what is still held.
+            if waiting + queued <= idle.count {
                 condition.unlock()
                 connection.flushHeldWork()
                 condition.lock()
@@ -143,6 +161,33 @@ final class ConnectionSubpool: @unchecked Sendable {
         if dropped.count > 1 { condition.broadcast() } else { condition.signal() }
         condition.unlock()
         for c in dropped { c.close() }
+    }
+
+    /// Sends what idle connections hold back (a read's COMMIT kept for the next caller):
+    /// called when no caller came after all, so that none idles inside a transaction.
+    func flushIdleHeldWork() {
+        condition.lock()
+        guard !closed, idle.contains(where: { $0.holdsWork }) else {
+            condition.unlock()
+            return
+        }
+        // Those that hold work are taken out of the pool while they flush (a flush that cannot
+        // pipeline waits for the server's answer, which must not happen under the lock); a
+        // checkout meanwhile takes another or waits.
+        let flushing = idle.filter { $0.holdsWork }
+        idle.removeAll { $0.holdsWork }
+        condition.unlock()
+        for connection in flushing { connection.flushHeldWork() }
+        condition.lock()
+        if closed {
+            open -= flushing.count
+            condition.unlock()
+            for connection in flushing { connection.close() }
+            return
+        }
+        idle.append(contentsOf: flushing)
+        condition.broadcast()
+        condition.unlock()
     }
 
     /// Closes idle connections now and the others as they come back.

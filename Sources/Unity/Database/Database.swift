@@ -48,6 +48,16 @@ public final class Database: Sendable {
         }
         writerExecutor = BlockingExecutor(threads: configuration.asyncThreads ?? writers.capacity)
         readerExecutor = readers.map { BlockingExecutor(threads: configuration.asyncThreads ?? $0.capacity) }
+        // An async call queued for a connection counts as a caller waiting for it: a read's
+        // COMMIT then travels with that call's first statement (one server wake-up per lookup,
+        // not two). A Unity thread that finds no more work sends whatever is still held, so
+        // no connection idles inside a transaction.
+        writers.queuedCallers = writerExecutor
+        writerExecutor.onIdle = { [weak writers] in writers?.flushIdleHeldWork() }
+        if let readers, let readerExecutor {
+            readers.queuedCallers = readerExecutor
+            readerExecutor.onIdle = { [weak readers] in readers?.flushIdleHeldWork() }
+        }
         // Open (and return) the first writer now: it validates the location and, on SQLite,
         // creates the file and switches it to WAL before any reader opens it.
         let first = try writers.checkout(timeout: configuration.checkoutTimeout)
@@ -265,73 +275,101 @@ public final class Database: Sendable {
         try await write { try $0.execute(sql: sql, bindings) }
     }
 
+    /// Runs `body` with a pooled connection on one of Unity's threads and resumes the caller
+    /// with its outcome: one hand-off there and one back, nothing else. The call's
+    /// cancellation and its continuation share one object (one allocation, one lock).
     private func runAsync<T: Sendable>(role: ConnectionRole, _ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
-        let control = CancellationControl()
+        let call = AsyncCall<T>()
         let executor = (role == .reader ? readerExecutor : nil) ?? writerExecutor
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
-                let call = AsyncCall(continuation)
-                // While the work waits for a thread, a cancel resumes the caller at once and
-                // the work, when a thread takes it, does nothing.
-                control.setWaker {
-                    call.abandon(DatabaseError.cancelled(DatabaseErrorContext(message: "the task was cancelled before the work started")))
-                }
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<T, Error>) in
+                // A task cancelled before it got here is resumed by `attach` at once.
+                guard call.attach(continuation) else { return }
                 executor.submit { [self] in
+                    // False when a cancel resumed the caller while the work waited for a thread.
                     guard call.start() else { return }
-                    control.setWaker(nil)
-                    if control.isCancelled {
-                        call.finish(.failure(DatabaseError.cancelled(DatabaseErrorContext(message: "the task was cancelled before the work started"))))
-                        return
-                    }
                     // Resume only after the connection is back in the pool, so that a caller
                     // who awaits the result never observes it still checked out.
-                    let outcome = Result { try self.lendPooledConnection(role: role, cancellation: control, body) }
+                    let outcome = Result { try self.lendPooledConnection(role: role, cancellation: call, body) }
                     call.finish(outcome)
                 }
             }
         } onCancel: {
-            control.cancel()
+            call.cancel()
         }
     }
 }
 
-/// One async call's continuation, resumed exactly once: by the work when it finishes, or by a
-/// cancel while the work still waits for a thread (the work then never starts).
-final class AsyncCall<T: Sendable>: @unchecked Sendable {
-    // @unchecked: `state` is guarded by `lock`; the continuation is resumed once.
-    private let lock = NSLock()
-    private var state = 0  // 0 queued, 1 running, 2 done
-    private let continuation: CheckedContinuation<T, Error>
+/// One async call: its cancellation (what ``CancellationControl`` carries to the connection)
+/// and its continuation, resumed exactly once: by the work when it finishes, or by a cancel
+/// while the work still waits for a thread (the work then never starts).
+final class AsyncCall<T: Sendable>: CancellationControl, @unchecked Sendable {
+    // @unchecked: `state` and `continuation` are guarded by the inherited `lock`.
+    private var state = State.queued
+    private var continuation: UnsafeContinuation<T, Error>?
 
-    init(_ continuation: CheckedContinuation<T, Error>) { self.continuation = continuation }
+    private enum State { case queued, running, done }
 
-    /// Claims the call for the thread that runs it; false when a cancel already resumed it.
-    func start() -> Bool {
+    private static var cancelledBeforeStart: DatabaseError {
+        DatabaseError.cancelled(DatabaseErrorContext(message: "the task was cancelled before the work started"))
+    }
+
+    /// Hands over the caller's continuation. Returns false, having resumed it with
+    /// ``DatabaseError/cancelled(_:)``, when the task was cancelled already.
+    func attach(_ continuation: UnsafeContinuation<T, Error>) -> Bool {
         lock.lock()
-        defer { lock.unlock() }
-        guard state == 0 else { return false }
-        state = 1
+        guard state == .queued, !cancelledLocked else {
+            state = .done
+            lock.unlock()
+            continuation.resume(throwing: Self.cancelledBeforeStart)
+            return false
+        }
+        self.continuation = continuation
+        lock.unlock()
         return true
     }
 
-    /// Resumes the caller with `error` if the work has not started.
-    func abandon(_ error: Error) {
+    /// Claims the call for the thread that runs it; false when a cancel already resumed the
+    /// caller (or resumes it now, when the cancel came just before).
+    func start() -> Bool {
         lock.lock()
-        guard state == 0 else {
+        guard state == .queued, let continuation else {
             lock.unlock()
-            return
+            return false
         }
-        state = 2
+        if cancelledLocked {
+            state = .done
+            self.continuation = nil
+            lock.unlock()
+            continuation.resume(throwing: Self.cancelledBeforeStart)
+            return false
+        }
+        state = .running
         lock.unlock()
-        continuation.resume(throwing: error)
+        return true
     }
 
     /// Resumes the caller with the work's outcome.
     func finish(_ outcome: Result<T, Error>) {
         lock.lock()
-        state = 2
+        let continuation = self.continuation
+        self.continuation = nil
+        state = .done
         lock.unlock()
-        continuation.resume(with: outcome)
+        continuation?.resume(with: outcome)
+    }
+
+    /// A cancel while the work waits for a thread resumes the caller at once.
+    override func didCancel() {
+        lock.lock()
+        guard state == .queued, let continuation else {
+            lock.unlock()
+            return
+        }
+        state = .done
+        self.continuation = nil
+        lock.unlock()
+        continuation.resume(throwing: Self.cancelledBeforeStart)
     }
 }
 
@@ -344,9 +382,9 @@ final class AsyncCall<T: Sendable>: @unchecked Sendable {
 /// ``isCancelled`` before it starts each statement, and after a cancel the interrupt is sent
 /// again every ``refireInterval`` for as long as the work runs, which catches a statement
 /// that was already on its way to the server when the cancel came.
-final class CancellationControl: @unchecked Sendable {
-    // @unchecked: guarded by `lock`.
-    private let lock = NSLock()
+class CancellationControl: @unchecked Sendable {
+    // @unchecked: guarded by `lock` (which ``AsyncCall`` shares for its own state).
+    let lock = NSLock()
     private var cancelled = false
     private var interrupter: (@Sendable () -> Void)?
     /// Wakes the caller while it waits (for a thread, for a connection); called outside the
@@ -361,6 +399,9 @@ final class CancellationControl: @unchecked Sendable {
         defer { lock.unlock() }
         return cancelled
     }
+
+    /// ``isCancelled`` for a caller that holds `lock`.
+    var cancelledLocked: Bool { cancelled }
 
     /// Installs the interrupter of the connection the work runs on, or removes it (nil) when
     /// the work is done. Interrupts fire under the lock, so once removal returns no interrupt
@@ -395,7 +436,12 @@ final class CancellationControl: @unchecked Sendable {
         let wake = waker
         lock.unlock()
         wake?()
+        didCancel()
     }
+
+    /// Called once a cancel has been recorded, outside the lock: ``AsyncCall`` resumes a
+    /// caller whose work has not started.
+    func didCancel() {}
 
     /// Must be called with `lock` held.
     private func startRefiring() {
@@ -422,8 +468,10 @@ final class CancellationControl: @unchecked Sendable {
 /// A fixed set of threads of Unity's own that run blocking database work for the async API,
 /// so that a slow query never occupies one of Swift's cooperative threads.
 final class BlockingExecutor: @unchecked Sendable {
-    // @unchecked: guarded by `condition`.
+    // @unchecked: guarded by `condition`; `onIdle` is set once, before any job is submitted.
     private let condition = NSCondition()
+    /// Run by a thread that finds no job, before it waits for one.
+    var onIdle: (@Sendable () -> Void)?
     private var jobs: [@Sendable () -> Void] = []
     private var head = 0
     private var started = 0
@@ -449,10 +497,25 @@ final class BlockingExecutor: @unchecked Sendable {
         }
     }
 
+    /// The jobs submitted and not yet taken by a thread.
+    var queuedCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return jobs.count - head
+    }
+
     private func work() {
         condition.lock()
         while true {
+            var idleHookRan = false
             while head == jobs.count && !stopping {
+                if let onIdle, !idleHookRan {
+                    idleHookRan = true
+                    condition.unlock()
+                    onIdle()
+                    condition.lock()
+                    continue
+                }
                 idleThreads += 1
                 condition.wait()
                 idleThreads -= 1

@@ -7,21 +7,35 @@ import Foundation
 /// `SQLUpdate`, `SQLDelete`), rows decoded by hand with `row.decode(_:at:)`, batches through
 /// `Connection.executeBatch` (one reused prepared statement on SQLite, one pipeline on
 /// PostgreSQL) inside `db.write`, and `Connection.cursor` for streaming.
+///
+/// In the `concurrent` workload each lookup is one call: `try await db.read { conn in try
+/// conn.fetchOne(...) }` (the README's form, subject `core`) or the async single-statement
+/// `try await db.fetchOne(...)` (subject `core-async`, which runs that workload only).
 struct CoreSubject: BenchSubject {
-    let name = "core"
+    /// How the `concurrent` workload calls Unity.
+    enum Form: Sendable { case readClosure, asyncStatement }
+
     let backend: Backend
+    var form: Form = .readClosure
+    var name: String { form == .readClosure ? "core" : "core-async" }
+    var runsConcurrent: Bool { true }
+    var concurrentOnly: Bool { form == .asyncStatement }
 
     func unsupportedReason(_ workload: Workload) -> String? {
-        workload == .upsert ? "the upsert workload measures the SQL-first flavor's duplicate rules" : nil
+        if form == .asyncStatement && workload != .concurrent { return "core-async runs the concurrent workload only" }
+        return workload == .upsert ? "the upsert workload measures the SQL-first flavor's duplicate rules" : nil
     }
 
     func openSession(_ target: BenchTarget) async throws -> any BenchSession {
+        // A pool of 8 (SQLite: 8 readers beside the writer): the concurrent workload's pool.
+        // The other workloads use one connection at a time, so the size does not change them.
+        let pool = ConcurrentLookups.poolSize
         switch backend {
         case .sqlite:
-            return CoreSession(database: try Database(driver: SQLiteDriver(path: target.sqlitePath)))
+            return CoreSession(database: try Database(driver: SQLiteDriver(path: target.sqlitePath, readers: pool)), form: form)
         case .postgres:
             guard let url = target.postgresURL else { throw BenchError("no PostgreSQL URL") }
-            return CoreSession(database: try Database(driver: PostgresDriver(url, connections: 2)))
+            return CoreSession(database: try Database(driver: PostgresDriver(url, connections: pool)), form: form)
         }
     }
 }
@@ -29,8 +43,12 @@ struct CoreSubject: BenchSubject {
 /// One ``Database`` (a pool) for all iterations of a workload.
 final class CoreSession: BenchSession {
     private let database: Database
+    private let form: CoreSubject.Form
 
-    init(database: Database) { self.database = database }
+    init(database: Database, form: CoreSubject.Form) {
+        self.database = database
+        self.form = form
+    }
 
     func close() async throws { database.close() }
 
@@ -149,6 +167,36 @@ final class CoreSession: BenchSession {
                     for record in page { checksum.add(record) }
                 }
                 return checksum
+            }
+        case .concurrent:
+            let database = database
+            let tableRows = spec.tableRows
+            switch form {
+            case .readClosure:
+                checksum = try await ConcurrentLookups.runTasks(spec.tasks, rows: rows) { indices in
+                    var checksum = Checksum()
+                    for index in indices {
+                        let id = BenchData.lookupID(index, tableRows: tableRows)
+                        let record = try await database.read { conn in
+                            guard let row = try conn.fetchOne(.select(Self.selectRecords.where(SQLExpression.column("id").equals(id))))
+                            else { throw BenchError("core: no record \(id)") }
+                            return try Self.record(row)
+                        }
+                        checksum.add(record)
+                    }
+                    return checksum
+                }
+            case .asyncStatement:
+                checksum = try await ConcurrentLookups.runTasks(spec.tasks, rows: rows) { indices in
+                    var checksum = Checksum()
+                    for index in indices {
+                        let id = BenchData.lookupID(index, tableRows: tableRows)
+                        guard let row = try await database.fetchOne(.select(Self.selectRecords.where(SQLExpression.column("id").equals(id))))
+                        else { throw BenchError("core-async: no record \(id)") }
+                        checksum.add(try Self.record(row))
+                    }
+                    return checksum
+                }
             }
         case .oneToMany:
             // One LEFT JOIN, grouped while reading (rows come ordered by parent).

@@ -119,6 +119,8 @@ final class GRDBSession: BenchSession {
                 }
                 return checksum
             }
+        case .concurrent:
+            throw BenchError("grdb: no concurrent workload")
         case .oneToMany:
             let infos = try await pool.read { db in
                 try BenchParent.including(all: BenchParent.children).asRequest(of: GRDBParentInfo.self).fetchAll(db)

@@ -174,6 +174,8 @@ final class ModelDefSession<Model: BenchRecordModel, Parent: BenchParentRecordMo
                         .limit(BenchData.queryLimit))
                 for model in page { checksum.add(model.record) }
             }
+        case .concurrent:
+            throw BenchError("modeldef: no concurrent workload")
         case .oneToMany:
             // Two queries: every parent, every child; grouped by parent id in memory.
             let parents = try Parent.allInstances(orderedBy: [.ascending("id")])

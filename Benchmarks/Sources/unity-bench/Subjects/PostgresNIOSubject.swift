@@ -9,6 +9,7 @@ import PostgresNIO
 struct PostgresNIOSubject: BenchSubject {
     let name = "postgres-nio"
     let backend = Backend.postgres
+    var runsConcurrent: Bool { true }
 
     func unsupportedReason(_ workload: Workload) -> String? {
         workload == .upsert ? "the upsert workload measures the SQL-first flavor's duplicate rules" : nil
@@ -19,7 +20,7 @@ struct PostgresNIOSubject: BenchSubject {
         let configuration = try Self.configuration(url: url)
         let logger = Logger(label: "unity-bench.postgres-nio")
         let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
-        return PostgresNIOSession(connection: connection, logger: logger)
+        return PostgresNIOSession(connection: connection, logger: logger, configuration: configuration)
     }
 
     /// Parses `postgres://user[:password]@host[:port]/database` (TLS off: loopback only).
@@ -38,13 +39,38 @@ struct PostgresNIOSubject: BenchSubject {
 final class PostgresNIOSession: BenchSession {
     private let connection: PostgresConnection
     private let logger: Logger
+    private let configuration: PostgresConnection.Configuration
+    /// The `concurrent` workload's `PostgresClient` (a pool of 8) and the task running it,
+    /// started at its first run.
+    private var client: (client: PostgresClient, run: Task<Void, Never>)?
 
-    init(connection: PostgresConnection, logger: Logger) {
+    init(connection: PostgresConnection, logger: Logger, configuration: PostgresConnection.Configuration) {
         self.connection = connection
         self.logger = logger
+        self.configuration = configuration
     }
 
-    func close() async throws { try await connection.close() }
+    func close() async throws {
+        if let client {
+            client.run.cancel()
+            await client.run.value
+        }
+        try await connection.close()
+    }
+
+    /// The pool of the `concurrent` workload: `PostgresClient` with 8 connections, run as its
+    /// README shows (`run()` in a task of its own).
+    private func pooledClient() -> PostgresClient {
+        if let client { return client.client }
+        var clientConfiguration = PostgresClient.Configuration(
+            host: configuration.host ?? "127.0.0.1", port: configuration.port ?? 5432, username: configuration.username,
+            password: configuration.password, database: configuration.database, tls: .disable)
+        clientConfiguration.options.minimumConnections = ConcurrentLookups.poolSize
+        clientConfiguration.options.maximumConnections = ConcurrentLookups.poolSize
+        let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: logger)
+        self.client = (client, Task { await client.run() })
+        return client
+    }
 
     func run(_ workload: Workload, spec: WorkloadSpec) async throws -> WorkloadOutput {
         var checksum = Checksum()
@@ -122,6 +148,24 @@ final class PostgresNIOSession: BenchSession {
                     page.append(BenchRecord(id: id, name: name, score: score, createdAt: createdAt, rank: rank, payload: payload))
                 }
                 for record in page { checksum.add(record) }
+            }
+        case .concurrent:
+            let client = pooledClient()
+            let tableRows = spec.tableRows
+            checksum = try await ConcurrentLookups.runTasks(spec.tasks, rows: spec.rows) { indices in
+                var checksum = Checksum()
+                for index in indices {
+                    let key = BenchData.lookupID(index, tableRows: tableRows)
+                    let rows = try await client.query(
+                        "SELECT id, name, score, created_at, rank, payload FROM bench WHERE id = \(key)", logger: logger)
+                    var found = false
+                    for try await (id, name, score, createdAt, rank, payload) in rows.decode((Int64, String, Double, Date, Int64?, Data).self) {
+                        checksum.add(BenchRecord(id: id, name: name, score: score, createdAt: createdAt, rank: rank, payload: payload))
+                        found = true
+                    }
+                    guard found else { throw BenchError("postgres-nio: no record \(key)") }
+                }
+                return checksum
             }
         case .oneToMany:
             var grouper = ParentGrouper()

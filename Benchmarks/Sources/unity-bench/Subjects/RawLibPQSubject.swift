@@ -14,6 +14,7 @@ struct RawLibPQSubject: BenchSubject {
     let mode: Mode
     var name: String { mode == .pipeline ? "raw" : "raw-copy" }
     let backend = Backend.postgres
+    var runsConcurrent: Bool { mode == .pipeline }
 
     func unsupportedReason(_ workload: Workload) -> String? {
         guard mode == .copy else { return nil }
@@ -26,7 +27,7 @@ struct RawLibPQSubject: BenchSubject {
 
     func openSession(_ target: BenchTarget) async throws -> any BenchSession {
         guard let url = target.postgresURL else { throw BenchError("no PostgreSQL URL") }
-        return try RawLibPQSession(connection: RawPGConnection(url: url), mode: mode)
+        return try RawLibPQSession(connection: RawPGConnection(url: url), mode: mode, url: url)
     }
 }
 
@@ -38,10 +39,14 @@ final class RawLibPQSession: BenchSession {
     private let connection: RawPGConnection
     private let mode: RawLibPQSubject.Mode
     private var handle: OpaquePointer { connection.handle }
+    private let url: String
+    /// The `concurrent` workload's threads' connections, opened at its first run.
+    private var lookupThreads: [ThreadOwned<RawPGLookupThread>] = []
 
-    init(connection: RawPGConnection, mode: RawLibPQSubject.Mode) throws {
+    init(connection: RawPGConnection, mode: RawLibPQSubject.Mode, url: String) throws {
         self.connection = connection
         self.mode = mode
+        self.url = url
         let record = [PGType.int8, PGType.text, PGType.float8, PGType.timestamptz, PGType.int8, PGType.bytea]
         let columns = BenchSchema.recordColumns
         try connection.prepare(name: "insert", sql: "INSERT INTO bench (\(columns)) VALUES ($1, $2, $3, $4, $5, $6)", types: record)
@@ -160,6 +165,15 @@ final class RawLibPQSession: BenchSession {
                 for row in 0..<result.rowCount { page.append(result.record(row)) }
                 for record in page { checksum.add(record) }
             }
+        case (.concurrent, _):
+            if lookupThreads.isEmpty {
+                lookupThreads = try (0..<ConcurrentLookups.poolSize).map { _ in ThreadOwned(try RawPGLookupThread(url: url)) }
+            }
+            let threads = lookupThreads
+            let (rows, tableRows) = (spec.rows, spec.tableRows)
+            checksum = try await ConcurrentLookups.runThreads(threads.count) { thread in
+                try threads[thread].value.run(stride(from: thread, to: rows, by: threads.count), tableRows: tableRows)
+            }
         case (.oneToMany, _):
             let result = try query(BenchSchema.oneToManyJoin)
             defer { PQclear(result.result) }
@@ -240,5 +254,36 @@ final class RawLibPQSession: BenchSession {
         }
         try send("COMMIT")
         try sync()
+    }
+}
+
+/// The `concurrent` baseline: one libpq connection per thread with the lookup prepared, binary
+/// parameters and results, one `PQexecPrepared` per lookup.
+final class RawPGLookupThread {
+    private let connection: RawPGConnection
+
+    init(url: String) throws {
+        connection = try RawPGConnection(url: url)
+        try connection.prepare(name: "lookup", sql: "SELECT \(BenchSchema.recordColumns) FROM bench WHERE id = $1", types: [PGType.int8])
+    }
+
+    /// Looks up the records of `indices` and returns their checksum.
+    func run(_ indices: StrideTo<Int>, tableRows: Int) throws -> Checksum {
+        var checksum = Checksum()
+        var parameters = PGParameters(count: 1)
+        for index in indices {
+            parameters.reset()
+            parameters.set(0, int64: BenchData.lookupID(index, tableRows: tableRows))
+            let result = parameters.withLibPQArrays { values, lengths, formats in
+                PQexecPrepared(connection.handle, "lookup", 1, values, lengths, formats, 1)
+            }
+            guard let result else { throw BenchError("libpq: \(connection.errorMessage)") }
+            defer { PQclear(result) }
+            guard PQresultStatus(result) == PGRES_TUPLES_OK, PQntuples(result) == 1 else {
+                throw BenchError("libpq: lookup failed or found no row: \(connection.errorMessage)")
+            }
+            checksum.add(PGBinaryResult(result: result).record(0))
+        }
+        return checksum
     }
 }

@@ -7,10 +7,41 @@ struct RawSQLiteSubject: BenchSubject {
     let name = "raw"
     let backend = Backend.sqlite
 
+    var runsConcurrent: Bool { true }
+
     func unsupportedReason(_ workload: Workload) -> String? { nil }
 
     func openSession(_ target: BenchTarget) async throws -> any BenchSession {
         try RawSQLiteSession(path: target.sqlitePath)
+    }
+}
+
+/// The `concurrent` baseline: one sqlite3 connection per thread, each with its lookup prepared;
+/// every lookup is a statement of its own (autocommit), as a server's request would be.
+final class RawSQLiteLookupThread {
+    private let database: RawSQLiteDatabase
+    private let statement: RawSQLiteStatement
+
+    init(path: String) throws {
+        database = try RawSQLiteDatabase(path: path)
+        try database.execute("PRAGMA busy_timeout = 5000")
+        statement = try database.prepare("SELECT \(BenchSchema.recordColumns) FROM bench WHERE id = ?")
+    }
+
+    /// Looks up the records of `indices` and returns their checksum.
+    func run(_ indices: StrideTo<Int>, tableRows: Int) throws -> Checksum {
+        var checksum = Checksum()
+        for index in indices {
+            let id = BenchData.lookupID(index, tableRows: tableRows)
+            sqlite3_bind_int64(statement.statement, 1, id)
+            guard try statement.step() else {
+                statement.reset()
+                throw BenchError("raw sqlite: no record \(id)")
+            }
+            checksum.add(try statement.record())
+            statement.reset()
+        }
+        return checksum
     }
 }
 
@@ -19,8 +50,12 @@ struct RawSQLiteSubject: BenchSubject {
 final class RawSQLiteSession: BenchSession {
     private let database: RawSQLiteDatabase
     private let dateBuffer = UnsafeMutablePointer<UInt8>.allocate(capacity: DateText.length)
+    private let path: String
+    /// The `concurrent` workload's threads' connections, opened at its first run.
+    private var lookupThreads: [ThreadOwned<RawSQLiteLookupThread>] = []
 
     init(path: String) throws {
+        self.path = path
         database = try RawSQLiteDatabase(path: path)
         try database.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON")
     }
@@ -109,6 +144,15 @@ final class RawSQLiteSession: BenchSession {
                     statement.reset()
                     for record in page { checksum.add(record) }
                 }
+            }
+        case .concurrent:
+            if lookupThreads.isEmpty {
+                lookupThreads = try (0..<ConcurrentLookups.poolSize).map { _ in ThreadOwned(try RawSQLiteLookupThread(path: path)) }
+            }
+            let threads = lookupThreads
+            let (rows, tableRows) = (spec.rows, spec.tableRows)
+            checksum = try await ConcurrentLookups.runThreads(threads.count) { thread in
+                try threads[thread].value.run(stride(from: thread, to: rows, by: threads.count), tableRows: tableRows)
             }
         case .oneToMany:
             let statement = try database.prepare(BenchSchema.oneToManyJoin)
