@@ -13,7 +13,9 @@ struct PersistableSubject: BenchSubject {
     let name = "persistable"
     let backend: Backend
 
-    func unsupportedReason(_ workload: Workload) -> String? { nil }
+    func unsupportedReason(_ workload: Workload) -> String? {
+        workload == .upsert ? "the upsert workload measures the SQL-first flavor's duplicate rules" : nil
+    }
 
     func openSession(_ target: BenchTarget) async throws -> any BenchSession {
         switch backend {
@@ -110,6 +112,8 @@ final class PersistableSession: BenchSession {
         let db = database
         var checksum = Checksum()
         switch workload {
+        case .upsert, .concurrent:
+            throw BenchError("persistable: no \(workload.rawValue) workload")
         case .insert, .update:
             // Records with application-assigned ids (the benchmark's ids 1…n): insertAll
             // writes them as new rows; saveAll updates the ones that exist.

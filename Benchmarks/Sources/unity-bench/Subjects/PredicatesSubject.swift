@@ -16,7 +16,9 @@ struct PredicatesSubject: BenchSubject {
     let name = "predicates"
     let backend: Backend
 
-    func unsupportedReason(_ workload: Workload) -> String? { nil }
+    func unsupportedReason(_ workload: Workload) -> String? {
+        workload == .upsert ? "the upsert workload measures the SQL-first flavor's duplicate rules" : nil
+    }
 
     func openSession(_ target: BenchTarget) async throws -> any BenchSession {
         let database: Database
@@ -101,6 +103,8 @@ final class PredicatesSession: BenchSession {
         let tableRows = spec.tableRows
         let checksum: Checksum
         switch workload {
+        case .upsert, .concurrent:
+            throw BenchError("predicates: no \(workload.rawValue) workload")
         case .insert:
             let records = BenchData.records(count: rows)
             checksum = try await container.schedule { ctx in
