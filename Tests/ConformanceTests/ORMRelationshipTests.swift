@@ -178,6 +178,48 @@ import UnityORM
             #expect(back.data == Data([7]) && back.bytes == [8])
             #expect(back.decimal == Decimal(string: "-2.5")!)
             #expect(back.double == 0.25 && back.float == 2 && back.bool == false && back.note == "n")
+            // The SQL-first flavor reads the ORM's rows, and the ORM reads its row.
+            let records = try ORMAllTypesRecord.allInstances(orderedBy: [.ascending("id")], in: test.database)
+            #expect(records.map(\.string) == ["ORM ✓", "core"])
+            #expect(records.first?.date == Date(timeIntervalSince1970: 1_234_567_890.5))
+            #expect(records.first?.decimal == Decimal(string: "0.1")!)
+            #expect(records.first?.float == 0.5 && records.first?.bool == true && records.first?.note == nil)
+            let record = ORMAllTypesRecord(id: 3, string: "modeldef", int16: 1, int32: 2, int64: 3, int: 3,
+                                           date: Date(timeIntervalSince1970: 42.25), data: Data([1]), decimal: Decimal(string: "9.99")!,
+                                           double: -1, float: 1.5, bool: true, note: nil)
+            _ = try record.save(in: test.database)
+            let fromRecord = try #require(try amigo.query(AmigoSeed.AllTypes.self).get(3))
+            #expect(fromRecord.string == "modeldef" && fromRecord.int16 == 1 && fromRecord.int64 == 3)
+            #expect(fromRecord.date == Date(timeIntervalSince1970: 42.25) && fromRecord.decimal == Decimal(string: "9.99")!)
+            #expect(fromRecord.float == 1.5 && fromRecord.bool && fromRecord.note == nil && fromRecord.data == Data([1]) && fromRecord.bytes == [5])
         }
+    }
+}
+
+/// The ORM's `alltypes` table seen by the SQL-first flavor.
+struct ORMAllTypesRecord: ModelDef {
+    var id: Int
+    var string: String
+    var int16: Int16
+    var int32: Int32
+    var int64: Int64
+    var int: Int
+    var date: Date
+    var data: Data
+    var bytes: Data
+    var decimal: Decimal
+    var double: Double
+    var float: Float
+    var bool: Bool
+    var note: String?
+
+    static let tableName = "alltypes"
+    var existsInDatabase = false
+    var primaryKeys: [any CodingKey] { [CodingKeys.id] }
+
+    init(id: Int, string: String, int16: Int16, int32: Int32, int64: Int64, int: Int, date: Date, data: Data,
+         decimal: Decimal, double: Double, float: Float, bool: Bool, note: String?) {
+        (self.id, self.string, self.int16, self.int32, self.int64, self.int) = (id, string, int16, int32, int64, int)
+        (self.date, self.data, self.bytes, self.decimal, self.double, self.float, self.bool, self.note) = (date, data, Data([5]), decimal, double, float, bool, note)
     }
 }
