@@ -158,7 +158,7 @@ public final class Amigo: @unchecked Sendable {
     }
 
     /// The migration ``createAll()`` applies: named after the mapped tables, its checksum the
-    /// SQL it runs. Put it in your own ``Migrator``'s list when you run one on the same database.
+    /// SQL it runs. It shares the tracking table with the application's own migrations.
     public var createAllMigration: Migration {
         Migration("unity_orm_create_all(" + models.map(\.tableName).sorted().joined(separator: ",") + ")",
                   statements: schemaStatements())
@@ -170,19 +170,8 @@ public final class Amigo: @unchecked Sendable {
     /// ``MigrationError/checksumMismatch(name:applied:current:)``).
     public func createAll() throws {
         let migration = createAllMigration
-        let migrator = Migrator(migrations: [migration])
-        let applied = try migrator.appliedMigrations(database)
-        if let mine = applied.first(where: { $0.name == migration.name }) {
-            let current = try migration.checksum(for: database.dialect)
-            if mine.checksum != current {
-                throw MigrationError.checksumMismatch(name: migration.name, applied: mine.checksum, current: current)
-            }
-            return
-        }
-        if !applied.isEmpty {
-            throw ORMError.misuse("this database has migrations of its own (\(applied.map(\.name).joined(separator: ", "))): "
-                + "add amigo.createAllMigration to your Migrator's list instead of calling createAll()")
-        }
+        var migrator = Migrator(migrations: [migration])
+        migrator.allowsUnknownAppliedMigrations = true
         try migrator.migrate(database)
     }
 

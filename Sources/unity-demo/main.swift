@@ -157,6 +157,8 @@ func run() throws {
     let kept = try db.read { try $0.fetchValue(Int.self, sql: "SELECT COUNT(*) FROM \"Order\"") } ?? 0
     print("a write that throws rolls back: \(kept) orders still there")
 
+    try ORMDemo.run(db)
+
     print("\nDone.")
 }
 

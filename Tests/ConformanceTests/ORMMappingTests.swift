@@ -81,6 +81,23 @@ import UnityORM
         }
     }
 
+    @Test(arguments: Backend.allCases)
+    func createAllBesideOtherMigrationsAndAfterAModelChange(_ backend: Backend) throws {
+        let test = try TestDatabase(backend)
+        defer { test.tearDown() }
+        try Migrator(migrations: [Migration("0001_app", sql: "CREATE TABLE app_thing (id INTEGER)")]).migrate(test.database)
+        let (dog, person) = AmigoSeed.dogPerson()
+        try Amigo([dog, person], database: test.database).createAll()
+        let names = try Migrator(migrations: []).appliedMigrations(test.database).map(\.name)
+        #expect(names == ["0001_app", "unity_orm_create_all(dog,person)"])
+        // The same tables with another column: a migration the user writes, not a silent change.
+        let changedDog = ORMModel(AmigoSeed.Dog.self, table: "dog", Column("id", type: Int.self, primaryKey: true),
+                                  Column("label", type: String.self, unique: true), OneToMany("people", using: AmigoSeed.Person.self))
+        let samePerson = ORMModel(AmigoSeed.Person.self, table: "person", Column("id", type: Int.self, primaryKey: true),
+                                  Column("label", type: String.self), Column("dog", type: ForeignKey(changedDog)))
+        #expect(throws: MigrationError.self) { try Amigo([changedDog, samePerson], database: test.database).createAll() }
+    }
+
     @Test func defaultTableNameFollowsAmigo() throws {
         let m = ORMModel(AmigoSeed.Dog.self, Column("id", type: Int.self, primaryKey: true))
         #expect(m.tableName == "conformancetests_amigoseed_dog")

@@ -86,6 +86,12 @@ public struct Migrator: Sendable {
     /// advisory lock waits as long as the server lets it (`lock_timeout`).
     public var lockWaitTimeout: Double = 60
 
+    /// When true, migrations recorded in the tracking table but not in ``migrations`` are
+    /// left alone instead of refused with ``MigrationError/unknownAppliedMigration(name:)``:
+    /// for a flavor's own schema migration (the ORM's `createAll()`) sharing the table with
+    /// the application's migrations. False by default.
+    public var allowsUnknownAppliedMigrations = false
+
     /// Creates a migrator that applies `migrations` in the order given.
     public init(migrations: [Migration]) {
         self.migrations = migrations
@@ -191,6 +197,7 @@ public struct Migrator: Sendable {
                 throw MigrationError.checksumMismatch(name: step.migration.name, applied: checksum, current: step.checksum)
             }
         }
+        guard !allowsUnknownAppliedMigrations else { return }
         let known = Set(plan.map(\.migration.name))
         if let unknown = applied.first(where: { !known.contains($0.name) }) {
             throw MigrationError.unknownAppliedMigration(name: unknown.name)
