@@ -213,6 +213,25 @@ import UnityORM
             try session.commit()
             #expect(try amigo.query(Dog.self).count() == 2500)
             #expect(try amigo.query(Dog.self).get(2501)?.label == "dog 2499")
+            // Keyed objects in a batch: updated (or inserted with their key) by multi-row upserts.
+            let again = try amigo.session
+            let changed = (1...3).map { i -> Dog in
+                let d = Dog()
+                d.id = i + 1
+                d.label = "changed \(i)"
+                return d
+            }
+            let newKeyed = Dog()
+            newKeyed.id = 9000
+            newKeyed.label = "keyed"
+            try again.batch { b in
+                b.add(changed + [newKeyed])
+                b.delete(dogs[10], dogs[11])
+            }
+            try again.commit()
+            #expect(try amigo.query(Dog.self).filter("id <= 4").orderBy("id").all().map(\.label) == ["changed 1", "changed 2", "changed 3"])
+            #expect(try amigo.query(Dog.self).get(9000)?.label == "keyed")
+            #expect(try amigo.query(Dog.self).count() == 2499)
         }
     }
 }
