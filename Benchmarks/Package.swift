@@ -40,6 +40,7 @@ let package = Package(
                 .product(name: "Unity", package: "Unity"),
                 .product(name: "DriverSQLite", package: "Unity"),
                 .product(name: "DriverPostgres", package: "Unity"),
+                .product(name: "UnityORM", package: "Unity"),
             ]
         ),
     ],

@@ -99,8 +99,8 @@ public final class ORMModel: @unchecked Sendable {
         tableName = table ?? String(reflecting: type).split(separator: ".").map { $0.lowercased() }.joined(separator: "_")
         let fields = M.ormFields
         var problems: [String] = []
-        if fields.modelType != nil && fields.modelType != type {
-            problems.append("\(typeName).ormFields is the table of \(String(describing: fields.modelType!)), not of \(typeName)")
+        if let declared = fields.modelType, declared != type {
+            problems.append("\(typeName).ormFields is the table of \(String(describing: declared)), not of \(typeName)")
         }
         var columns: [MappedColumn] = []
         var indexes: [SQLCreateIndex] = []

@@ -69,6 +69,8 @@ enum SubjectRegistry {
         CoreSubject(backend: .postgres),
         ModelDefSubject(backend: .sqlite),
         ModelDefSubject(backend: .postgres),
+        ORMSubject(backend: .sqlite),
+        ORMSubject(backend: .postgres),
         // The other flavors join here as they land, one subject per backend each:
         // PersistableSubject, ORMSubject, PredicatesSubject, StateSubject.
         GRDBSubject(),
