@@ -98,6 +98,30 @@ import UnityORM
         #expect(throws: MigrationError.self) { try Amigo([changedDog, samePerson], database: test.database).createAll() }
     }
 
+    @Test(arguments: Backend.allCases)
+    func foreignKeyToATableColumn(_ backend: Backend) throws {
+        let dog = ORMModel(AmigoSeed.Dog.self, table: "dog",
+            Column("id", type: Int.self, primaryKey: true),
+            Column("label", type: String.self))
+        let person = ORMModel(AmigoSeed.Person.self, table: "person",
+            Column("id", type: Int.self, primaryKey: true),
+            Column("label", type: String.self),
+            Column("dog", type: ForeignKey(dog.table.c["id"])))
+        try withAmigo(backend, [dog, person]) { amigo, test in
+            let session = try amigo.session
+            let d = AmigoSeed.Dog()
+            let p = AmigoSeed.Person()
+            p.dog = d
+            try session.add(p)
+            try session.commit()
+            #expect(try test.database.fetchOne(sql: "SELECT dog_id FROM person")?["dog_id"] == .integer(1))
+            // A reference to a column the table lacks is a mapping error.
+            let bad = ORMModel(AmigoSeed.Person.self, table: "person2", Column("id", type: Int.self, primaryKey: true),
+                               Column("dog", type: ForeignKey(dog.table.c["nope"])))
+            #expect(throws: ORMError.self) { try Amigo([dog, bad], database: test.database) }
+        }
+    }
+
     @Test func defaultTableNameFollowsAmigo() throws {
         let m = ORMModel(AmigoSeed.Dog.self, Column("id", type: Int.self, primaryKey: true))
         #expect(m.tableName == "conformancetests_amigoseed_dog")
