@@ -27,6 +27,7 @@ open class AmigoModel {
 }
 
 /// How a mapped property is read and written, decided from its key path's types once.
+@usableFromInline
 enum FieldAccessor {
     /// A value property: read as a database value, written from one (false when the value
     /// does not convert to the property's type).
@@ -40,7 +41,14 @@ public struct ORMProperty<Model: AmigoModel> {
     let name: String
     let accessor: FieldAccessor
 
+    @usableFromInline
+    init(name: String, accessor: FieldAccessor) {
+        self.name = name
+        self.accessor = accessor
+    }
+
     /// A property holding a non-optional value.
+    @inlinable
     public static func property<V: DatabaseValueConvertible>(_ name: String, _ keyPath: ReferenceWritableKeyPath<Model, V>) -> ORMProperty {
         ORMProperty(name: name, accessor: .value(
             get: { unsafeDowncast($0, to: Model.self)[keyPath: keyPath].databaseValue },
@@ -53,6 +61,7 @@ public struct ORMProperty<Model: AmigoModel> {
     }
 
     /// A property holding an optional value (nil is NULL).
+    @inlinable
     public static func property<V: DatabaseValueConvertible>(_ name: String, _ keyPath: ReferenceWritableKeyPath<Model, V?>) -> ORMProperty {
         ORMProperty(name: name, accessor: .value(
             get: { unsafeDowncast($0, to: Model.self)[keyPath: keyPath]?.databaseValue ?? .null },
@@ -69,6 +78,7 @@ public struct ORMProperty<Model: AmigoModel> {
     }
 
     /// A to-one property holding a related model (a foreign key).
+    @inlinable
     public static func property<R: AmigoModel>(_ name: String, _ keyPath: ReferenceWritableKeyPath<Model, R?>) -> ORMProperty {
         ORMProperty(name: name, accessor: .toOne(
             get: { unsafeDowncast($0, to: Model.self)[keyPath: keyPath] },

@@ -66,11 +66,13 @@ public struct QuerySet<T: AmigoModel> {
     public func all() throws -> [T] {
         let plan = try Plan(query: self)
         let select = plan.select(limit: limitCount, offset: offsetCount)
-        let rows = try executor.run { try $0.fetchAll(.select(select)) }
-        var out: [T] = []
-        out.reserveCapacity(rows.count)
-        for row in rows { out.append(try plan.materialize(row)) }
-        return out
+        // Objects are built as rows arrive (no array of rows in between); in a session the
+        // caller waits while its connection's thread builds them.
+        return try executor.run { conn in
+            var out: [T] = []
+            try conn.forEachRow(.select(select)) { row in out.append(try plan.materialize(row)) }
+            return out
+        }
     }
 
     /// The number of objects the query selects, counted by the database.
