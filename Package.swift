@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "DriverSQLite", dependencies: ["Unity", "CSQLite"]),
         .target(name: "DriverPostgres", dependencies: ["Unity", "CLibPQ"]),
         .target(name: "UnityPersistable", dependencies: ["Unity"]),
-        .target(name: "UnityORM", dependencies: ["Unity"]),
+        .target(name: "UnityORM", dependencies: ["Unity", .product(name: "Logging", package: "swift-log")]),
         .target(name: "UnityState", dependencies: ["Unity"]),
         .target(name: "UnityPredicates", dependencies: ["Unity"]),
         .executableTarget(

@@ -38,7 +38,8 @@ public final class Amigo: @unchecked Sendable {
     /// For each through model: the relationships whose link table its rows maintain.
     let throughOf: [ObjectIdentifier: [(link: LinkTable, through: ThroughModel)]]
     let linkTables: [(table: LinkTable, source: ORMModel, target: ORMModel)]
-    let logger = Logger(label: "unity.orm")
+    /// Where the ORM's own warnings go (a session released with uncommitted work).
+    public let logger: Logger
 
     /// Maps `models` onto the database `factory` opens. Throws ``ORMError/mapping(_:)`` for
     /// a mapping problem (found here, before any statement runs).
@@ -46,9 +47,10 @@ public final class Amigo: @unchecked Sendable {
         try self.init(models, database: factory.connect())
     }
 
-    /// Maps `models` onto an open `database`.
-    public init(_ models: [ORMModel], database: Database) throws {
+    /// Maps `models` onto an open `database`; the ORM's warnings go to `logger`.
+    public init(_ models: [ORMModel], database: Database, logger: Logger = Logger(label: "unity.orm")) throws {
         self.database = database
+        self.logger = logger
         self.models = models
         var problems = models.flatMap(\.problems)
         var byType: [ObjectIdentifier: ORMModel] = [:]

@@ -235,3 +235,52 @@ import UnityORM
         }
     }
 }
+
+import Logging
+
+/// Collects log messages, for checking the released-session warning.
+final class ORMCapturedLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [String] = []
+    func append(_ line: String) { lock.lock(); lines.append(line); lock.unlock() }
+    var messages: [String] { lock.lock(); defer { lock.unlock() }; return lines }
+}
+
+struct ORMLogCapture: LogHandler {
+    let log: ORMCapturedLog
+    var logLevel: Logger.Level = .trace
+    var metadata: Logger.Metadata = [:]
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+    func log(event: LogEvent) {
+        log.append("\(event.level): \(event.message)")
+    }
+}
+
+extension ORMSessionTests {
+    @Test(arguments: Backend.allCases)
+    func releasedSessionWarns(_ backend: Backend) throws {
+        let test = try TestDatabase(backend)
+        defer { test.tearDown() }
+        let log = ORMCapturedLog()
+        let (dog, person) = AmigoSeed.dogPerson()
+        let amigo = try Amigo([dog, person], database: test.database,
+                              logger: Logger(label: "test") { _ in ORMLogCapture(log: log) })
+        try amigo.createAll()
+        do {
+            let committed = try amigo.session
+            try committed.add(Dog())
+            try committed.commit()
+        }
+        #expect(log.messages.isEmpty)
+        do {
+            let forgotten = try amigo.session
+            try forgotten.add(Dog())
+        }
+        #expect(log.messages.count == 1)
+        #expect(log.messages.first?.hasPrefix("warning: an AmigoSession was released with uncommitted work") == true)
+        #expect(try amigo.query(Dog.self).count() == 1)
+    }
+}
