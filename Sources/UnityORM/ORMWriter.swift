@@ -5,6 +5,11 @@ struct ORMWriter {
     let amigo: Amigo
     let conn: Connection
 
+    /// Bind parameters per batched statement. PostgreSQL's driver lost its protocol
+    /// synchronization on a statement of 10,000 parameters (a 40 KB parameter description),
+    /// so batches stay well below that on both backends.
+    static let maxParameters = 4_000
+
     /// The values to write for `object` (defaults filled in and written back), with the
     /// primary key left out when the database generates it.
     private func values(of object: AmigoModel, model: ORMModel, includeKey: Bool) throws -> (columns: [String], values: [DatabaseValue]) {
@@ -171,7 +176,7 @@ struct ORMWriter {
                 }
                 var start = 0
                 while start < keys.count {
-                    let chunk = keys[start..<min(keys.count, start + 10_000)]
+                    let chunk = keys[start..<min(keys.count, start + Self.maxParameters)]
                     _ = try conn.execute(.delete(SQLDelete(from: model.tableName,
                                                            where: .inList(.column(pk.name), chunk.map { .bind($0) }, negated: false))))
                     start += chunk.count
@@ -183,7 +188,7 @@ struct ORMWriter {
     private func upsertMany(_ objects: [AmigoModel], model: ORMModel, key pk: MappedColumn) throws {
         var visiting = Set<ObjectIdentifier>()
         for o in objects { try saveRelated(of: o, model: model, visiting: &visiting) }
-        let chunk = max(1, min(1000, 30_000 / max(1, model.columns.count)))
+        let chunk = max(1, min(1000, Self.maxParameters / max(1, model.columns.count)))
         var start = 0
         while start < objects.count {
             let slice = objects[start..<min(objects.count, start + chunk)]
@@ -205,7 +210,7 @@ struct ORMWriter {
         var visiting = Set<ObjectIdentifier>()
         for o in objects { try saveRelated(of: o, model: model, visiting: &visiting) }
         let perRow = max(1, model.columns.count - 1)
-        let chunk = max(1, min(1000, 30_000 / perRow))
+        let chunk = max(1, min(1000, Self.maxParameters / perRow))
         var start = 0
         while start < objects.count {
             let slice = objects[start..<min(objects.count, start + chunk)]
