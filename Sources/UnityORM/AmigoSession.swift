@@ -9,7 +9,9 @@ enum ORMExecutor {
     func run<T>(_ body: (Connection) throws -> T) throws -> T {
         switch self {
         case .session(let s): return try s.withConnection(body)
-        case .database(let db): return try db.read(body)
+        // Every query outside a session is one statement, consistent by itself: no
+        // BEGIN/COMMIT around it.
+        case .database(let db): return try db.withConnection(role: .reader, body)
         }
     }
 }
