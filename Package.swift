@@ -55,7 +55,7 @@ let package = Package(
             name: "UnityPersistable",
             dependencies: ["Unity", .product(name: "Logging", package: "swift-log")]
         ),
-        .target(name: "UnityORM", dependencies: ["Unity"]),
+        .target(name: "UnityORM", dependencies: ["Unity", .product(name: "Logging", package: "swift-log")]),
         .target(name: "UnityState", dependencies: ["Unity"]),
         .target(name: "UnityPredicates", dependencies: ["Unity"]),
         .executableTarget(

@@ -42,6 +42,7 @@ let package = Package(
                 .product(name: "DriverPostgres", package: "Unity"),
                 .product(name: "UnityPersistable", package: "Unity"),
                 .product(name: "UnityPredicates", package: "Unity"),
+                .product(name: "UnityORM", package: "Unity"),
             ]
         ),
     ],

@@ -213,6 +213,8 @@ func run() throws {
 
     try PersistableDemo.run(db)
     try predicatesDemo(db)
+    try ORMDemo.run(db)
+
     print("\nDone.")
 }
 

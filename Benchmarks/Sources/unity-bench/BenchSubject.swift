@@ -93,8 +93,10 @@ enum SubjectRegistry {
         PersistableSubject(backend: .postgres),
         PredicatesSubject(backend: .sqlite),
         PredicatesSubject(backend: .postgres),
+        ORMSubject(backend: .sqlite),
+        ORMSubject(backend: .postgres),
         // The other flavors join here as they land, one subject per backend each:
-        // ORMSubject, StateSubject.
+        // StateSubject.
         GRDBSubject(),
         PostgresNIOSubject(),
     ]

@@ -1,0 +1,167 @@
+import DriverPostgres
+import DriverSQLite
+import Foundation
+import UnityORM
+
+/// Unity's ORM-session flavor (Amigo's API), used as its README shows: `ORMModel` mappings
+/// over the fixture's tables, writes through `session.batch { }` (multi-row INSERTs / upserts,
+/// deletes by key lists) and `commit()`, reads through `amigo.query(...)`: `all()`, `get(id)`,
+/// `filter("score >= ?").orderBy("score").limit(n)`, and one-to-many as children loaded with
+/// `selectRelated("parent")` (one join) beside the parents. No streaming API: `stream` is skipped.
+struct ORMSubject: BenchSubject {
+    let name = "orm"
+    let backend: Backend
+
+    func unsupportedReason(_ workload: Workload) -> String? {
+        workload == .stream ? "the ORM flavor has no streaming API (all() builds every object)" : nil
+    }
+
+    func openSession(_ target: BenchTarget) async throws -> any BenchSession {
+        let database: Database
+        switch backend {
+        case .sqlite:
+            database = try SQLiteEngineFactory(target.sqlitePath).connect()
+        case .postgres:
+            guard let url = target.postgresURL else { throw BenchError("no PostgreSQL URL") }
+            database = try PostgresEngineFactory(url, connections: 2).connect()
+        }
+        return try ORMBenchSession(database: database)
+    }
+}
+
+/// The `bench` table's record as a mapped class.
+final class ORMBenchRecord: AmigoModel {
+    var id: Int64 = 0
+    var name = ""
+    var score = 0.0
+    var createdAt = Date(timeIntervalSince1970: 0)
+    var rank: Int64?
+    var payload = Data()
+
+    override class var ormFields: ORMFieldTable {
+        ORMFieldTable(ORMBenchRecord.self, .property("id", \.id), .property("name", \.name), .property("score", \.score),
+                      .property("created_at", \.createdAt), .property("rank", \.rank), .property("payload", \.payload))
+    }
+
+    convenience init(_ record: BenchRecord) {
+        self.init()
+        id = record.id
+        name = record.name
+        score = record.score
+        createdAt = record.createdAt
+        rank = record.rank
+        payload = record.payload
+    }
+
+    var record: BenchRecord {
+        BenchRecord(id: id, name: name, score: score, createdAt: createdAt, rank: rank, payload: payload)
+    }
+}
+
+/// `bench_parent`.
+final class ORMBenchParent: AmigoModel {
+    var id: Int64 = 0
+    var name = ""
+    override class var ormFields: ORMFieldTable {
+        ORMFieldTable(ORMBenchParent.self, .property("id", \.id), .property("name", \.name))
+    }
+}
+
+/// `bench_child`: its foreign key `parent` is the column `parent_id`.
+final class ORMBenchChild: AmigoModel {
+    var id: Int64 = 0
+    var parent: ORMBenchParent?
+    var name = ""
+    var score = 0.0
+    override class var ormFields: ORMFieldTable {
+        ORMFieldTable(ORMBenchChild.self, .property("id", \.id), .property("parent", \.parent), .property("name", \.name),
+                      .property("score", \.score))
+    }
+}
+
+final class ORMBenchSession: BenchSession {
+    private let amigo: Amigo
+    private var modelsToDelete: [ORMBenchRecord] = []
+
+    init(database: Database) throws {
+        let record = ORMModel(ORMBenchRecord.self, table: "bench",
+            Column("id", type: Int64.self, primaryKey: true),
+            Column("name", type: String.self),
+            Column("score", type: Double.self, indexed: true),
+            Column("created_at", type: Date.self),
+            Column("rank", type: Int64.self),
+            Column("payload", type: Data.self))
+        let parent = ORMModel(ORMBenchParent.self, table: "bench_parent",
+            Column("id", type: Int64.self, primaryKey: true),
+            Column("name", type: String.self),
+            OneToMany("children", using: ORMBenchChild.self))
+        let child = ORMModel(ORMBenchChild.self, table: "bench_child",
+            Column("id", type: Int64.self, primaryKey: true),
+            Column("parent", type: ForeignKey(parent)),
+            Column("name", type: String.self),
+            Column("score", type: Double.self))
+        // The fixture owns the schema: no createAll().
+        amigo = try Amigo([record, parent, child], database: database)
+    }
+
+    func close() async throws { amigo.database.close() }
+
+    func run(_ workload: Workload, spec: WorkloadSpec) async throws -> WorkloadOutput {
+        var checksum = Checksum()
+        switch workload {
+        case .insert, .update:
+            let records = BenchData.records(count: spec.rows, generation: workload == .update ? 1 : 0)
+            var objects: [ORMBenchRecord] = []
+            objects.reserveCapacity(records.count)
+            for record in records {
+                objects.append(ORMBenchRecord(record))
+                checksum.add(record)
+            }
+            let session = try amigo.session
+            try session.batch { $0.add(objects) }
+            try session.commit()
+        case .delete:
+            if modelsToDelete.count != spec.rows {
+                modelsToDelete = BenchData.records(count: spec.rows).map(ORMBenchRecord.init)
+            }
+            for model in modelsToDelete { checksum.add(hash: UInt64(model.id)) }
+            let session = try amigo.session
+            try session.batch { batch in for m in modelsToDelete { batch.delete(m) } }
+            try session.commit()
+        case .fetch:
+            for object in try amigo.query(ORMBenchRecord.self).orderBy("id").all() { checksum.add(object.record) }
+        case .stream:
+            throw BenchError("orm: stream is not supported")
+        case .lookup:
+            let query = amigo.query(ORMBenchRecord.self)
+            for index in 0..<spec.rows {
+                let id = BenchData.lookupID(index, tableRows: spec.tableRows)
+                guard let object = try query.get(id) else { throw BenchError("orm: no record \(id)") }
+                checksum.add(object.record)
+            }
+        case .query:
+            for index in 0..<spec.rows {
+                let page = try amigo.query(ORMBenchRecord.self)
+                    .filter("score >= ?", BenchData.queryLowerBound(index))
+                    .orderBy("score")
+                    .limit(BenchData.queryLimit)
+                    .all()
+                for object in page { checksum.add(object.record) }
+            }
+        case .oneToMany:
+            // Two queries, no N+1: the parents, and every child with its parent by one join.
+            let parents = try amigo.query(ORMBenchParent.self).orderBy("id").all()
+            let children = try amigo.query(ORMBenchChild.self).selectRelated("parent").orderBy("id").all()
+            var byParent: [Int64: [BenchChild]] = [:]
+            for child in children {
+                guard let parent = child.parent else { continue }
+                byParent[parent.id, default: []].append(BenchChild(id: child.id, parentID: parent.id, name: child.name, score: child.score))
+            }
+            for parent in parents {
+                checksum.add(BenchParentWithChildren(parent: BenchParent(id: parent.id, name: parent.name),
+                                                     children: byParent[parent.id] ?? []))
+            }
+        }
+        return WorkloadOutput(checksum: checksum)
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import Logging
+
+/// A link table of a many-to-many relationship: the two table names sorted and joined by
+/// `_`, with the columns `<table>_<primary key>`.
+struct LinkTable {
+    let name: String
+    let sourceColumn: String
+    let targetColumn: String
+}
+
+/// A relationship resolved against the models given to ``Amigo``.
+enum ResolvedRelationship {
+    /// `target`'s foreign key `foreignKey` points at `source`.
+    case oneToMany(source: ORMModel, target: ORMModel, foreignKey: MappedColumn)
+    /// A link table between `source` and `target`, maintained by the through model if any.
+    case manyToMany(source: ORMModel, target: ORMModel, link: LinkTable, through: ThroughModel?)
+}
+
+/// A through model of a many-to-many relationship and its two foreign keys.
+struct ThroughModel {
+    let model: ORMModel
+    let sourceKey: MappedColumn
+    let targetKey: MappedColumn
+}
+
+/// The ORM: models mapped to tables of one database (Amigo's `Amigo([dog, person], factory:)`).
+///
+/// `amigo.session` opens a ``AmigoSession`` (a transaction); `amigo.query(Dog.self)` and
+/// `amigo.execute(...)` run outside any session, each statement on its own.
+public final class Amigo: @unchecked Sendable {
+    /// The database the models live in.
+    public let database: Database
+    /// The mapped models, as given.
+    public let models: [ORMModel]
+    let byType: [ObjectIdentifier: ORMModel]
+    let relationships: [ObjectIdentifier: [String: ResolvedRelationship]]
+    /// For each through model: the relationships whose link table its rows maintain.
+    let throughOf: [ObjectIdentifier: [(link: LinkTable, through: ThroughModel)]]
+    let linkTables: [(table: LinkTable, source: ORMModel, target: ORMModel)]
+    /// Where the ORM's own warnings go (a session released with uncommitted work).
+    public let logger: Logger
+
+    /// Maps `models` onto the database `factory` opens. Throws ``ORMError/mapping(_:)`` for
+    /// a mapping problem (found here, before any statement runs).
+    public convenience init(_ models: [ORMModel], factory: some EngineFactory) throws {
+        try self.init(models, database: factory.connect())
+    }
+
+    /// Maps `models` onto an open `database`; the ORM's warnings go to `logger`.
+    public init(_ models: [ORMModel], database: Database, logger: Logger = Logger(label: "unity.orm")) throws {
+        self.database = database
+        self.logger = logger
+        self.models = models
+        var problems = models.flatMap(\.problems)
+        var byType: [ObjectIdentifier: ORMModel] = [:]
+        for m in models { byType[ObjectIdentifier(m.type)] = m }
+        var relationships: [ObjectIdentifier: [String: ResolvedRelationship]] = [:]
+        var throughOf: [ObjectIdentifier: [(link: LinkTable, through: ThroughModel)]] = [:]
+        var linkTables: [(table: LinkTable, source: ORMModel, target: ORMModel)] = []
+        for m in models {
+            for c in m.columns where c.isForeignKey {
+                if let ref = c.reference, byType[ObjectIdentifier(ref.model.type)] !== ref.model {
+                    problems.append("\(m.typeName).\(c.label) references \(ref.model.typeName), which is not among the models given to Amigo")
+                }
+            }
+            var named: [String: ResolvedRelationship] = [:]
+            for r in m.oneToMany {
+                guard let target = byType[ObjectIdentifier(r.target)] else {
+                    problems.append("\(m.typeName).\(r.name) uses \(r.target), which is not mapped"); continue
+                }
+                guard let fk = target.columns.first(where: { $0.reference?.model === m }) else {
+                    problems.append("\(m.typeName).\(r.name): \(target.typeName) has no ForeignKey to \(m.typeName)"); continue
+                }
+                named[r.name.lowercased()] = .oneToMany(source: m, target: target, foreignKey: fk)
+            }
+            for r in m.manyToMany {
+                guard let target = byType[ObjectIdentifier(r.target)] else {
+                    problems.append("\(m.typeName).\(r.name) uses \(r.target), which is not mapped"); continue
+                }
+                guard let sourcePK = m.primaryKey, let targetPK = target.primaryKey, target !== m else {
+                    problems.append("\(m.typeName).\(r.name): both models need a primary key and must differ"); continue
+                }
+                let tables = [m.tableName, target.tableName].sorted()
+                let link = LinkTable(name: tables.joined(separator: "_"),
+                                     sourceColumn: m.tableName + "_" + sourcePK.name, targetColumn: target.tableName + "_" + targetPK.name)
+                for name in [link.name, link.sourceColumn, link.targetColumn] where name.utf8.count > 63 {
+                    problems.append("the link table name \"\(name)\" of \(m.typeName).\(r.name) is \(name.utf8.count) bytes long; PostgreSQL keeps 63")
+                }
+                var through: ThroughModel?
+                if let throughType = r.through {
+                    guard let model = byType[ObjectIdentifier(throughType)] else {
+                        problems.append("\(m.typeName).\(r.name) goes through \(throughType), which is not mapped"); continue
+                    }
+                    guard let sk = model.columns.first(where: { $0.reference?.model === m }),
+                          let tk = model.columns.first(where: { $0.reference?.model === target }) else {
+                        problems.append("the through model \(model.typeName) of \(m.typeName).\(r.name) must have a ForeignKey to "
+                            + "\(m.typeName) and one to \(target.typeName)"); continue
+                    }
+                    through = ThroughModel(model: model, sourceKey: sk, targetKey: tk)
+                    throughOf[ObjectIdentifier(throughType), default: []].append((link, through!))
+                }
+                if !linkTables.contains(where: { $0.table.name == link.name }) { linkTables.append((link, m, target)) }
+                named[r.name.lowercased()] = .manyToMany(source: m, target: target, link: link, through: through)
+            }
+            relationships[ObjectIdentifier(m.type)] = named
+        }
+        if !problems.isEmpty { throw ORMError.mapping(problems.joined(separator: "; ")) }
+        self.byType = byType
+        self.relationships = relationships
+        self.throughOf = throughOf
+        self.linkTables = linkTables
+    }
+
+    /// The mapping of `type`, or ``ORMError/unmappedType(_:)``.
+    func model(for type: AmigoModel.Type) throws -> ORMModel {
+        guard let m = byType[ObjectIdentifier(type)] else { throw ORMError.unmappedType(String(describing: type)) }
+        return m
+    }
+
+    func relationship(_ name: String, of model: ORMModel) throws -> ResolvedRelationship {
+        guard let r = relationships[ObjectIdentifier(model.type)]?[name.lowercased()] else {
+            throw ORMError.unknownRelationship(model: model.typeName, name: name)
+        }
+        return r
+    }
+
+    // MARK: Schema
+
+    /// The statements that create every table, index and link table, in dependency order
+    /// (a table after the tables its foreign keys reference).
+    func schemaStatements() -> [SQLStatement] {
+        var ordered: [ORMModel] = []
+        var visiting = Set<ObjectIdentifier>()
+        func visit(_ m: ORMModel) {
+            let id = ObjectIdentifier(m)
+            if ordered.contains(where: { $0 === m }) || visiting.contains(id) { return }
+            visiting.insert(id)
+            for c in m.columns { if let ref = c.reference, ref.model !== m { visit(ref.model) } }
+            ordered.append(m)
+        }
+        models.forEach(visit)
+        var statements: [SQLStatement] = []
+        for m in ordered {
+            statements.append(.createTable(m.createTable()))
+            for index in m.indexes { statements.append(.createIndex(index)) }
+        }
+        for (link, source, target) in linkTables {
+            guard let sp = source.primaryKey, let tp = target.primaryKey else { continue }
+            statements.append(.createTable(SQLCreateTable(link.name, ifNotExists: true, columns: [
+                SQLColumnDefinition(link.sourceColumn, sp.columnType, notNull: true,
+                                    references: SQLForeignKeyReference(source.tableName, columns: [sp.name])),
+                SQLColumnDefinition(link.targetColumn, tp.columnType, notNull: true,
+                                    references: SQLForeignKeyReference(target.tableName, columns: [tp.name])),
+            ], constraints: [.primaryKey([link.sourceColumn, link.targetColumn])])))
+            statements.append(.createIndex(SQLCreateIndex(link.name + "_" + link.targetColumn + "_idx", on: link.name,
+                                                          columns: [link.targetColumn])))
+        }
+        return statements
+    }
+
+    /// The migration ``createAll()`` applies: named after the mapped tables (with the core's
+    /// ``Migrator/flavorMigrationPrefix``, so the application's own migrators leave it alone),
+    /// its checksum the SQL it runs. It shares the tracking table with those migrations.
+    public var createAllMigration: Migration {
+        Migration(Migrator.flavorMigrationPrefix + "orm/create_all(" + models.map(\.tableName).sorted().joined(separator: ",") + ")",
+                  statements: schemaStatements())
+    }
+
+    /// Creates every table, index and link table that is missing, as one migration recorded
+    /// by the core's ``Migrator``; running it again changes nothing. A later change to a
+    /// model is a migration you write (the recorded checksum then no longer matches:
+    /// ``MigrationError/checksumMismatch(name:applied:current:)``).
+    public func createAll() throws {
+        let migration = createAllMigration
+        var migrator = Migrator(migrations: [migration])
+        migrator.ignoresOtherAppliedMigrations = true
+        try migrator.migrate(database)
+    }
+
+    // MARK: Outside a session
+
+    /// A session: a transaction begun now on a connection of its own (see ``AmigoSession``).
+    public var session: AmigoSession {
+        get throws { try AmigoSession(amigo: self) }
+    }
+
+    /// A query of `type` outside any session: each call runs on its own.
+    public func query<T: AmigoModel>(_ type: T.Type) -> QuerySet<T> {
+        QuerySet(amigo: self, executor: .database(database))
+    }
+
+    /// Runs a raw SQL statement (`?` placeholders, `params` bound) outside any session and
+    /// maps each row with `mapper`.
+    public func execute<T>(_ sql: String, _ params: [any DatabaseValueConvertible] = [], mapper: (Row) throws -> T) throws -> [T] {
+        try database.fetchAll(sql: sql, params.map(\.databaseValue)).map(mapper)
+    }
+
+    /// Runs a raw SQL statement outside any session; returns the number of rows changed.
+    @discardableResult
+    public func execute(_ sql: String, _ params: [any DatabaseValueConvertible] = []) throws -> Int {
+        try database.execute(sql: sql, params.map(\.databaseValue))
+    }
+}

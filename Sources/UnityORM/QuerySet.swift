@@ -1,0 +1,298 @@
+import Foundation
+
+/// A query of one model (Amigo's `session.query(Dog.self)`): built up by chained calls,
+/// run by ``all()``, ``count()`` or ``get(_:)``. Every filter and order is checked against the
+/// mapping when the query runs; a bad one throws an ``ORMError`` and never reaches the database.
+public struct QuerySet<T: AmigoModel> {
+    let amigo: Amigo
+    let executor: ORMExecutor
+    var filters: [(text: String, arguments: [DatabaseValue])] = []
+    var orderings: [(path: String, ascending: Bool)] = []
+    var limitCount: Int?
+    var offsetCount: Int?
+    var related: [String] = []
+    var following: (object: AmigoModel, relationship: String)?
+
+    init(amigo: Amigo, executor: ORMExecutor) {
+        self.amigo = amigo
+        self.executor = executor
+    }
+
+    /// Keeps the objects the filter string selects (`"label = 'Foo'"`, `"dog.label != ?"` with
+    /// arguments). Chained filters combine with AND.
+    public func filter(_ predicate: String, _ arguments: any DatabaseValueConvertible...) -> QuerySet {
+        var q = self
+        q.filters.append((predicate, arguments.map(\.databaseValue)))
+        return q
+    }
+
+    /// Orders by a column, or by a column across a foreign key (`"dog.label"`).
+    public func orderBy(_ key: String, ascending: Bool = true) -> QuerySet {
+        var q = self
+        q.orderings.append((key, ascending))
+        return q
+    }
+
+    /// Returns at most `count` objects.
+    public func limit(_ count: Int) -> QuerySet {
+        var q = self
+        q.limitCount = count
+        return q
+    }
+
+    /// Skips the first `count` objects.
+    public func offset(_ count: Int) -> QuerySet {
+        var q = self
+        q.offsetCount = count
+        return q
+    }
+
+    /// Loads the objects the named foreign keys (or dotted paths of them) point to in the same
+    /// query, by a join: no query per object.
+    public func selectRelated(_ names: String...) -> QuerySet {
+        var q = self
+        q.related += names
+        return q
+    }
+
+    /// Follows a relationship of `object`: `.using(d1).relationship("people")`.
+    public func using(_ object: AmigoModel) -> QuerySetUsing<T> {
+        QuerySetUsing(query: self, object: object)
+    }
+
+    // MARK: Running
+
+    /// The objects, in the order asked for.
+    public func all() throws -> [T] {
+        let plan = try Plan(query: self)
+        let select = plan.select(limit: limitCount, offset: offsetCount)
+        // Objects are built as rows arrive (no array of rows in between); in a session the
+        // caller waits while its connection's thread builds them.
+        return try executor.run { conn in
+            var out: [T] = []
+            try conn.forEachRow(.select(select)) { row in out.append(try plan.materialize(row)) }
+            return out
+        }
+    }
+
+    /// The number of objects the query selects, counted by the database.
+    public func count() throws -> Int {
+        let plan = try Plan(query: self)
+        var select: SQLSelect
+        if limitCount != nil || offsetCount != nil {
+            select = SQLSelect(from: nil).columns(.expression(.countAll))
+            select.from = .subquery(plan.select(limit: limitCount, offset: offsetCount, keysOnly: true), alias: "counted")
+        } else {
+            select = plan.select(limit: nil, offset: nil).columns(.expression(.countAll))
+            select.orderBy = []
+        }
+        let value = try executor.run { try $0.fetchValue(Int64.self, .select(select)) }
+        return Int(value ?? 0)
+    }
+
+    /// The object whose primary key is `key`, or nil.
+    public func get(_ key: any DatabaseValueConvertible) throws -> T? {
+        let model = try amigo.model(for: T.self)
+        guard let pk = model.primaryKey else { throw ORMError.misuse("\(model.typeName) has no primary key") }
+        return try filter("\(pk.label) = ?", key).limit(1).all().first
+    }
+
+    /// The first object, or nil.
+    public func first() throws -> T? { try limit(1).all().first }
+}
+
+/// `query.using(object)`: choose the relationship of `object` to follow.
+public struct QuerySetUsing<T: AmigoModel> {
+    let query: QuerySet<T>
+    let object: AmigoModel
+
+    /// The query restricted to the objects related to `object` through its relationship
+    /// `name` (one-to-many, many-to-many, or a through model's rows).
+    public func relationship(_ name: String) -> QuerySet<T> {
+        var q = query
+        q.following = (object, name)
+        return q
+    }
+}
+
+/// A query resolved against the mapping: joins, columns, conditions.
+struct Plan<T: AmigoModel> {
+    let model: ORMModel
+    var joins: [SQLJoin] = []
+    var joinAliases: [String: (alias: String, model: ORMModel)] = [:]
+    var conditions: [SQLExpression] = []
+    var orderings: [SQLOrdering] = []
+    var columns: [SQLSelectColumn] = []
+    /// For each selected related path: the foreign key column on the parent, the parent's
+    /// position among the loaded objects, the model and the first column index.
+    var relatedLoads: [(column: MappedColumn, parent: Int, model: ORMModel, start: Int)] = []
+
+    init(query: QuerySet<T>) throws {
+        let amigo = query.amigo
+        model = try amigo.model(for: T.self)
+        for c in model.columns { columns.append(.expression(.column("t0", c.name), alias: nil)) }
+        if let (object, name) = query.following {
+            let source = try amigo.model(for: type(of: object))
+            guard let key = try source.savedKey(of: object) else {
+                throw ORMError.misuse("the \(source.typeName) passed to using(...) is unsaved: add it to the session first")
+            }
+            switch try amigo.relationship(name, of: source) {
+            case .oneToMany(_, let target, let fk):
+                guard target === model else {
+                    throw ORMError.misuse("\(source.typeName).\(name) leads to \(target.typeName): query(\(target.typeName).self)")
+                }
+                conditions.append(SQLExpression.column("t0", fk.name).equals(.bind(key)))
+            case .manyToMany(_, let target, let link, let through):
+                if target === model, let pk = model.primaryKey {
+                    joins.append(SQLJoin(.inner, .table(link.name, alias: "l0"),
+                                         on: SQLExpression.column("l0", link.targetColumn).equals(.column("t0", pk.name))))
+                    conditions.append(SQLExpression.column("l0", link.sourceColumn).equals(.bind(key)))
+                } else if let through, through.model === model {
+                    conditions.append(SQLExpression.column("t0", through.sourceKey.name).equals(.bind(key)))
+                } else {
+                    throw ORMError.misuse("\(source.typeName).\(name) leads to \(target.typeName)"
+                        + (through.map { " (through \($0.model.typeName))" } ?? "") + ", not to \(model.typeName)")
+                }
+            }
+        }
+        for path in query.related {
+            var parentIndex = 0
+            var current = model
+            var alias = "t0"
+            var walked: [String] = []
+            for part in path.split(separator: ".").map(String.init) {
+                guard let c = current.column(named: part), let ref = c.reference else {
+                    throw ORMError.unknownRelationship(model: current.typeName, name: part)
+                }
+                walked.append(c.label.lowercased())
+                let (nextAlias, isNew) = join(walked.joined(separator: "."), from: alias, column: c, to: ref)
+                if isNew || !relatedLoads.contains(where: { $0.column === c && $0.parent == parentIndex }) {
+                    let start = columns.count
+                    for rc in ref.model.columns { columns.append(.expression(.column(nextAlias, rc.name), alias: nil)) }
+                    relatedLoads.append((c, parentIndex, ref.model, start))
+                }
+                parentIndex = relatedLoads.firstIndex(where: { $0.column === c && $0.parent == parentIndex }).map { $0 + 1 } ?? 0
+                current = ref.model
+                alias = nextAlias
+            }
+        }
+        for f in query.filters {
+            var parser = FilterParser(f.text)
+            let (node, count) = try parser.parse()
+            guard count == f.arguments.count else {
+                throw ORMError.filterSyntax(filter: f.text, position: 0,
+                                            message: "it has \(count) \"?\" placeholder(s) but \(f.arguments.count) argument(s) were given")
+            }
+            conditions.append(try expression(node, filter: f.text, arguments: f.arguments))
+        }
+        for o in query.orderings {
+            let (expr, _) = try resolve(o.path)
+            orderings.append(SQLOrdering(expr, o.ascending ? .ascending : .descending))
+        }
+    }
+
+    /// Joins the table a foreign key points to (once per path); returns its alias.
+    private mutating func join(_ path: String, from alias: String, column: MappedColumn,
+                               to ref: (model: ORMModel, column: MappedColumn)) -> (String, Bool) {
+        if let existing = joinAliases[path] { return (existing.alias, false) }
+        let next = "t\(joinAliases.count + 1)"
+        joins.append(SQLJoin(.left, .table(ref.model.tableName, alias: next),
+                             on: SQLExpression.column(next, ref.column.name).equals(.column(alias, column.name))))
+        joinAliases[path] = (next, ref.model)
+        return (next, true)
+    }
+
+    /// The column a name or dotted path stands for, joining across foreign keys.
+    private mutating func resolve(_ path: String) throws -> (SQLExpression, MappedColumn) {
+        let parts = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        var current = model
+        var alias = "t0"
+        var walked: [String] = []
+        for (i, part) in parts.enumerated() {
+            guard let c = current.column(named: part) else { throw ORMError.unknownColumn(model: model.typeName, name: path) }
+            if i == parts.count - 1 { return (.column(alias, c.name), c) }
+            guard let ref = c.reference else { throw ORMError.unknownColumn(model: model.typeName, name: path) }
+            walked.append(c.label.lowercased())
+            alias = join(walked.joined(separator: "."), from: alias, column: c, to: ref).0
+            current = ref.model
+        }
+        throw ORMError.unknownColumn(model: model.typeName, name: path)
+    }
+
+    private mutating func expression(_ node: FilterNode, filter: String, arguments: [DatabaseValue]) throws -> SQLExpression {
+        switch node {
+        case .and(let l, let r):
+            return .all([try expression(l, filter: filter, arguments: arguments), try expression(r, filter: filter, arguments: arguments)])
+        case .or(let l, let r):
+            return .any([try expression(l, filter: filter, arguments: arguments), try expression(r, filter: filter, arguments: arguments)])
+        case .not(let inner):
+            return .unary(.not, try expression(inner, filter: filter, arguments: arguments))
+        case .compare(let left, let op, let right):
+            var lc: MappedColumn?
+            var rc: MappedColumn?
+            var le: SQLExpression?
+            var re: SQLExpression?
+            if case .path(let p, _) = left { let (e, c) = try resolve(p); le = e; lc = c }
+            if case .path(let p, _) = right { let (e, c) = try resolve(p); re = e; rc = c }
+            func value(_ operand: FilterOperand, against column: MappedColumn?) throws -> SQLExpression? {
+                let raw: DatabaseValue
+                switch operand {
+                case .path: return nil
+                case .null: return .literal(.null)
+                case .literal(let v, _): raw = v
+                case .placeholder(let i, _): raw = arguments[i]
+                }
+                guard let column else { return .bind(raw) }
+                guard let converted = convertLiteral(raw, to: column) else {
+                    throw ORMError.filterValue(filter: filter, column: column.label,
+                                               message: "is \(raw), which is not a value of its type \(column.columnType)")
+                }
+                return .bind(converted)
+            }
+            let l = try le ?? value(left, against: rc)
+            let r = try re ?? value(right, against: lc)
+            guard let l, let r else { throw ORMError.filterSyntax(filter: filter, position: 0, message: "a comparison lacks a side") }
+            if case .literal(.null) = r { return op == .notEqual ? .isNull(l, negated: true) : .isNull(l, negated: false) }
+            if case .literal(.null) = l { return op == .notEqual ? .isNull(r, negated: true) : .isNull(r, negated: false) }
+            return .binary(l, op, r)
+        }
+    }
+
+    func select(limit: Int?, offset: Int?, keysOnly: Bool = false) -> SQLSelect {
+        var s = SQLSelect(from: model.tableName, as: "t0")
+        s.columns = keysOnly ? [.expression(.literal(.integer(1)), alias: "one")] : columns
+        s.joins = joins
+        if !conditions.isEmpty { s.whereCondition = .all(conditions) }
+        s.orderBy = orderings
+        s.limit = limit
+        s.offset = offset
+        return s
+    }
+
+    /// The object of one row, with the related objects `selectRelated` loaded.
+    func materialize(_ row: Row) throws -> T {
+        let object = T()
+        var index = 0
+        for c in model.columns {
+            try c.assign(row[index], to: object)
+            index += 1
+        }
+        guard !relatedLoads.isEmpty else { return object }
+        var loaded: [AmigoModel] = [object]
+        for load in relatedLoads {
+            let parent = loaded[load.parent]
+            guard let pk = load.model.primaryKey, let pkIndex = load.model.columns.firstIndex(where: { $0 === pk }),
+                  !row[load.start + pkIndex].isNull else {
+                loaded.append(parent)
+                continue
+            }
+            let related = load.model.type.init()
+            for (i, c) in load.model.columns.enumerated() { try c.assign(row[load.start + i], to: related) }
+            if case .toOne(_, let set, _)? = load.column.accessor { _ = set(parent, related) }
+            loaded.append(related)
+        }
+        return object
+    }
+}
+
+

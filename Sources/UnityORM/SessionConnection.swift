@@ -1,0 +1,81 @@
+import Foundation
+
+/// A connection held across calls: a thread of its own borrows a writer connection from the
+/// database's pool for as long as the session's transaction is open and runs, one at a time,
+/// the work the session's caller hands it (the caller waits). The core lends connections to
+/// closures only; this keeps that rule while a session's transaction spans many calls.
+final class SessionConnection: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var job: ((Connection) -> Void)?
+    private var stopping = false
+    private var started = false
+    private var finished = false
+    private var startError: (any Error)?
+
+    init(database: Database) throws {
+        let thread = Thread { [self] in
+            do {
+                try database.withConnection(role: .writer) { conn in
+                    condition.lock()
+                    started = true
+                    condition.broadcast()
+                    while true {
+                        while job == nil && !stopping { condition.wait() }
+                        if let work = job {
+                            condition.unlock()
+                            work(conn)
+                            condition.lock()
+                            job = nil
+                            condition.broadcast()
+                            continue
+                        }
+                        break
+                    }
+                    condition.unlock()
+                }
+            } catch {
+                condition.lock()
+                startError = error
+                condition.unlock()
+            }
+            condition.lock()
+            started = true
+            finished = true
+            condition.broadcast()
+            condition.unlock()
+        }
+        thread.start()
+        condition.lock()
+        while !started { condition.wait() }
+        let error = startError
+        condition.unlock()
+        if let error { throw error }
+    }
+
+    /// Runs `body` on the held connection and returns its result (the caller waits).
+    func run<T>(_ body: (Connection) throws -> T) throws -> T {
+        try withoutActuallyEscaping(body) { body in
+            var result: Result<T, any Error>?
+            condition.lock()
+            guard !finished && !stopping else {
+                condition.unlock()
+                throw ORMError.misuse("the session's connection is closed")
+            }
+            job = { conn in result = Result { try body(conn) } }
+            condition.broadcast()
+            while job != nil { condition.wait() }
+            condition.unlock()
+            guard let result else { throw ORMError.misuse("the session's connection stopped before the work ran") }
+            return try result.get()
+        }
+    }
+
+    /// Gives the connection back to the pool (the caller waits until it is back).
+    func stop() {
+        condition.lock()
+        stopping = true
+        condition.broadcast()
+        while !finished { condition.wait() }
+        condition.unlock()
+    }
+}

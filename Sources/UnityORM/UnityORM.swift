@@ -1,2 +1,0 @@
-// The UnityORM flavor sits on the Unity core; its issue fills this module.
-@_exported import Unity

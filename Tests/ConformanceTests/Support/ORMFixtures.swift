@@ -1,0 +1,185 @@
+import Foundation
+import UnityORM
+
+/// The models of the ORM flavor's tests: the seed's examples, as close to it as Swift allows
+/// (a key-path accessor table instead of `dynamic var` and KVC).
+enum AmigoSeed {
+    final class Dog: AmigoModel {
+        var id = 0
+        var label = "New Dog"
+        override class var ormFields: ORMFieldTable {
+            ORMFieldTable(Dog.self, .property("id", \.id), .property("label", \.label))
+        }
+    }
+
+    final class Person: AmigoModel {
+        var id = 0
+        var label = "New Person"
+        var dog: Dog?
+        override class var ormFields: ORMFieldTable {
+            ORMFieldTable(Person.self, .property("id", \.id), .property("label", \.label), .property("dog", \.dog))
+        }
+    }
+
+    final class MyModel: AmigoModel {
+        var id: Int = 0
+        var objId: String?
+        override class var ormFields: ORMFieldTable {
+            ORMFieldTable(MyModel.self, .property("id", \.id), .property("objId", \.objId))
+        }
+    }
+
+    final class Parent: AmigoModel {
+        var id: Int?
+        var label: String?
+        override class var ormFields: ORMFieldTable {
+            ORMFieldTable(Parent.self, .property("id", \.id), .property("label", \.label))
+        }
+    }
+
+    final class Child: AmigoModel {
+        var id: Int?
+        var label: String?
+        override class var ormFields: ORMFieldTable {
+            ORMFieldTable(Child.self, .property("id", \.id), .property("label", \.label))
+        }
+    }
+
+    final class Workout: AmigoModel {
+        var id: Int?
+        var label: String?
+        override class var ormFields: ORMFieldTable {
+            ORMFieldTable(Workout.self, .property("id", \.id), .property("label", \.label))
+        }
+    }
+
+    final class WorkoutExercise: AmigoModel {
+        var id: Int?
+        var label: String?
+        override class var ormFields: ORMFieldTable {
+            ORMFieldTable(WorkoutExercise.self, .property("id", \.id), .property("label", \.label))
+        }
+    }
+
+    final class WorkoutMeta: AmigoModel {
+        var id: Int?
+        var duration: Int?
+        var position: Int?
+        var exercise: WorkoutExercise?
+        var workout: Workout?
+        override class var ormFields: ORMFieldTable {
+            ORMFieldTable(WorkoutMeta.self, .property("id", \.id), .property("duration", \.duration),
+                          .property("position", \.position), .property("exercise", \.exercise), .property("workout", \.workout))
+        }
+    }
+
+    /// Every column type the seed lists.
+    final class AllTypes: AmigoModel {
+        var id = 0
+        var string = ""
+        var int16: Int16 = 0
+        var int32: Int32 = 0
+        var int64: Int64 = 0
+        var int = 0
+        var date = Date(timeIntervalSince1970: 0)
+        var data = Data()
+        var bytes: [UInt8] = []
+        var decimal = Decimal(0)
+        var double = 0.0
+        var float: Float = 0
+        var bool = false
+        var note: String?
+        override class var ormFields: ORMFieldTable {
+            ORMFieldTable(AllTypes.self, .property("id", \.id), .property("string", \.string), .property("int16", \.int16),
+                          .property("int32", \.int32), .property("int64", \.int64), .property("int", \.int),
+                          .property("date", \.date), .property("data", \.data), .property("bytes", \.bytes),
+                          .property("decimal", \.decimal), .property("double", \.double), .property("float", \.float),
+                          .property("bool", \.bool), .property("note", \.note))
+        }
+    }
+
+    static func dogPerson() -> (dog: ORMModel, person: ORMModel) {
+        let dog = ORMModel(Dog.self, table: "dog",
+            Column("id", type: Int.self, primaryKey: true),
+            Column("label", type: String.self, indexed: true),
+            OneToMany("people", using: Person.self)
+        )
+        let person = ORMModel(Person.self, table: "person",
+            Column("id", type: Int.self, primaryKey: true),
+            Column("label", type: String.self),
+            Column("dog", type: ForeignKey(dog))
+        )
+        return (dog, person)
+    }
+
+    static func parentChild() -> [ORMModel] {
+        let parent = ORMModel(Parent.self, table: "parent",
+            Column("id", type: Int.self, primaryKey: true),
+            Column("label", type: String.self),
+            ManyToMany("children", using: Child.self)
+        )
+        let child = ORMModel(Child.self, table: "child",
+            Column("id", type: Int.self, primaryKey: true),
+            Column("label", type: String.self)
+        )
+        return [parent, child]
+    }
+
+    static func workouts() -> [ORMModel] {
+        let workout = ORMModel(Workout.self, table: "workout",
+            Column("id", type: Int.self, primaryKey: true),
+            Column("label", type: String.self),
+            ManyToMany("exercises", using: WorkoutExercise.self, throughModel: WorkoutMeta.self)
+        )
+        let workoutExercise = ORMModel(WorkoutExercise.self, table: "workoutexercise",
+            Column("id", type: Int.self, primaryKey: true),
+            Column("label", type: String.self)
+        )
+        let workoutMeta = ORMModel(WorkoutMeta.self, table: "workoutmeta",
+            Column("id", type: Int.self, primaryKey: true),
+            Column("duration", type: Int.self),
+            Column("position", type: Int.self),
+            Column("exercise", type: ForeignKey(workoutExercise)),
+            Column("workout", type: ForeignKey(workout))
+        )
+        return [workout, workoutExercise, workoutMeta]
+    }
+
+    static func myModel() -> ORMModel {
+        ORMModel(MyModel.self, table: "mymodel",
+            IntegerField("id", primaryKey: true),
+            UUIDField("objId", indexed: true, unique: true) {
+                UUID().uuidString.lowercased()
+            }
+        )
+    }
+
+    static func allTypes() -> ORMModel {
+        ORMModel(AllTypes.self, table: "alltypes",
+            Column("id", type: Int.self, primaryKey: true),
+            Column("string", type: String.self, optional: false),
+            Column("int16", type: Int16.self),
+            Column("int32", type: Int32.self),
+            Column("int64", type: Int64.self),
+            Column("int", type: Int.self, unique: true),
+            Column("date", type: Date.self),
+            Column("data", type: Data.self),
+            Column("bytes", type: [UInt8].self),
+            Column("decimal", type: Decimal.self),
+            Column("double", type: Double.self),
+            Column("float", type: Float.self),
+            Column("bool", type: Bool.self),
+            Column("note", type: String.self),
+            Index("alltypes_string_int_idx", "string", "int")
+        )
+    }
+}
+
+/// An `Amigo` over a test database.
+func withAmigo<T>(_ backend: Backend, _ models: [ORMModel], createAll: Bool = true, _ body: (Amigo, TestDatabase) throws -> T) throws -> T {
+    let test = try TestDatabase(backend)
+    defer { test.tearDown() }
+    let amigo = try Amigo(models, database: test.database)
+    if createAll { try amigo.createAll() }
+    return try body(amigo, test)
+}
