@@ -13,7 +13,11 @@ struct ORMSubject: BenchSubject {
     let backend: Backend
 
     func unsupportedReason(_ workload: Workload) -> String? {
-        workload == .stream ? "the ORM flavor has no streaming API (all() builds every object)" : nil
+        switch workload {
+        case .stream: return "the ORM flavor has no streaming API (all() builds every object)"
+        case .upsert: return "the upsert workload measures the SQL-first flavor's duplicate rules"
+        default: return nil
+        }
     }
 
     func openSession(_ target: BenchTarget) async throws -> any BenchSession {
@@ -109,6 +113,8 @@ final class ORMBenchSession: BenchSession {
     func run(_ workload: Workload, spec: WorkloadSpec) async throws -> WorkloadOutput {
         var checksum = Checksum()
         switch workload {
+        case .upsert, .concurrent:
+            throw BenchError("orm: no \(workload.rawValue) workload")
         case .insert, .update:
             let records = BenchData.records(count: spec.rows, generation: workload == .update ? 1 : 0)
             var objects: [ORMBenchRecord] = []
