@@ -376,6 +376,16 @@ final class PostgresConnection: DriverConnection {
             return cached
         }
         try SQLText.refuseNUL(in: sql)
+        // libpq drops the connection when the server describes more parameters than
+        // `maxBindParameters` (see SQLDialect.maxBindParameters): refuse the statement before
+        // anything is sent, so the connection and its transaction stay as they were.
+        let maxParameters = SQLDialect.postgres.maxBindParameters
+        guard types.count <= maxParameters else {
+            throw DatabaseError.misuse(
+                "this statement has \(types.count) bind parameters; PostgreSQL through libpq takes at most "
+                    + "\(maxParameters) in one statement: split it (for example an IN list into several queries, "
+                    + "or a multi-row INSERT into several statements)")
+        }
         if statements.count >= Self.statementCacheCapacity {
             evictLeastRecentlyUsed(on: conn)
         }

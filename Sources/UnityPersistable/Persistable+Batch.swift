@@ -74,7 +74,7 @@ extension Persistable {
     /// Runs the inserts of `indices`, grouped by column set into multi-row INSERTs, and fills
     /// in the ids the database assigned.
     private static func insert(_ planned: inout [PlannedWrite], _ indices: [Int], includeId: Bool, _ conn: Connection) throws {
-        let maxBindings = conn.dialect.name == "postgres" ? 65_535 : 32_766
+        let maxBindings = conn.dialect.maxBindParameters
         var withIds: [SQLStatement] = []
         // Records with the same columns go together (a nil value leaves its column out, so one
         // record in five with a NULL must not break every run of rows in two); within a group

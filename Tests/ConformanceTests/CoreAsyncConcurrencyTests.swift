@@ -53,6 +53,12 @@ struct CoreAsyncConcurrencyTests {
                 return try await group.reduce(0, +)
             }
             #expect(mismatches == 0)
+            // Every connection goes back to the pool. A task gets its answer before the Unity
+            // thread that ran it has checked the connection in, so wait for that (5 s at most).
+            let deadline = Date().addingTimeInterval(5)
+            while db.openConnectionCount != db.idleConnectionCount && Date() < deadline {
+                try await Task.sleep(nanoseconds: 10_000_000)
+            }
             #expect(db.openConnectionCount == db.idleConnectionCount)
             #expect(db.openConnectionCount <= 2 + 1)  // a pool of 2 (SQLite: 2 readers and the writer)
         }

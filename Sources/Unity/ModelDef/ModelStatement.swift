@@ -189,7 +189,7 @@ struct ModelBatchRunner {
     let maxRowsPerInsert: Int
 
     init(dialect: SQLDialect, maxRowsPerInsert: Int = 100) {
-        self.maxBindings = dialect.name == "postgres" ? 65_535 : 32_766
+        self.maxBindings = dialect.maxBindParameters
         self.maxRowsPerInsert = maxRowsPerInsert
     }
 

@@ -267,6 +267,15 @@ extension SQLDialect {
     /// both backends or on neither. Longer names are ``DatabaseError/misuse(_:)``.
     public var maxIdentifierBytes: Int { 63 }
 
+    /// The most bind parameters one statement may carry. SQLite: its default limit, 32,766.
+    /// PostgreSQL: 7,498, far below the protocol's 65,535, because libpq (15 and earlier)
+    /// treats the server's description of a prepared statement's parameters as a corrupt
+    /// message when it is over 30,000 bytes (4 bytes a parameter) and drops the connection
+    /// ("lost synchronization with server"). The PostgreSQL driver refuses a statement with
+    /// more parameters with ``DatabaseError/misuse(_:)`` before sending it, and Unity's own
+    /// multi-row statements stay under this number.
+    public var maxBindParameters: Int { name == "postgres" ? 7_498 : 32_766 }
+
     /// The collation clause declared with every text and varchar column (`COLLATE "C"` on
     /// PostgreSQL), so that such columns order and compare in binary code-point order
     /// whatever the server's locale, as SQLite's default BINARY collation does; nil to keep
