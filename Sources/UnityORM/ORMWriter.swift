@@ -188,40 +188,16 @@ struct ORMWriter {
     private func upsertMany(_ objects: [AmigoModel], model: ORMModel, key pk: MappedColumn) throws {
         var visiting = Set<ObjectIdentifier>()
         for o in objects { try saveRelated(of: o, model: model, visiting: &visiting) }
-        let chunk = max(1, min(1000, Self.maxParameters / max(1, model.columns.count)))
-        var start = 0
-        while start < objects.count {
-            let slice = objects[start..<min(objects.count, start + chunk)]
-            var names: [String] = []
-            var rows: [[SQLExpression]] = []
-            rows.reserveCapacity(slice.count)
-            for o in slice {
-                let (n, v) = try values(of: o, model: model, includeKey: true)
-                names = n
-                rows.append(v.map { .bind($0) })
-            }
+        try forEachChunk(of: objects, model: model, includeKey: true) { slice, names, rows in
             _ = try conn.execute(.insert(upsertStatement(model: model, key: pk, names: names, rows: rows)))
             for o in slice { try maintainLinks(of: o, model: model) }
-            start += chunk
         }
     }
 
     private func insertMany(_ objects: [AmigoModel], model: ORMModel, key pk: MappedColumn) throws {
         var visiting = Set<ObjectIdentifier>()
         for o in objects { try saveRelated(of: o, model: model, visiting: &visiting) }
-        let perRow = max(1, model.columns.count - 1)
-        let chunk = max(1, min(1000, Self.maxParameters / perRow))
-        var start = 0
-        while start < objects.count {
-            let slice = objects[start..<min(objects.count, start + chunk)]
-            var names: [String] = []
-            var rows: [[SQLExpression]] = []
-            rows.reserveCapacity(slice.count)
-            for o in slice {
-                let (n, v) = try values(of: o, model: model, includeKey: false)
-                names = n
-                rows.append(v.map { .bind($0) })
-            }
+        try forEachChunk(of: objects, model: model, includeKey: false) { slice, names, rows in
             let insert = SQLInsert(into: model.tableName, columns: names, values: rows).returning(.column(pk.name))
             let keys = try conn.fetchAll(.insert(insert))
             guard keys.count == slice.count else {
@@ -232,6 +208,30 @@ struct ORMWriter {
             let sorted = keys.map { $0[0] }.sorted { (Int64.fromDatabaseValue($0) ?? 0) < (Int64.fromDatabaseValue($1) ?? 0) }
             for (o, key) in zip(slice, sorted) { try pk.assign(key, to: o) }
             for o in slice { try maintainLinks(of: o, model: model) }
+        }
+    }
+
+    /// Calls `body` with consecutive slices of `objects` small enough for one multi-row
+    /// statement (at most 1,000 rows and ``maxParameters`` values), each with its column names
+    /// and its rows of bound values (the key column included when `includeKey`).
+    private func forEachChunk(
+        of objects: [AmigoModel], model: ORMModel, includeKey: Bool,
+        _ body: (ArraySlice<AmigoModel>, [String], [[SQLExpression]]) throws -> Void
+    ) throws {
+        let perRow = max(1, includeKey ? model.columns.count : model.columns.count - 1)
+        let chunk = max(1, min(1000, Self.maxParameters / perRow))
+        var start = 0
+        while start < objects.count {
+            let slice = objects[start..<min(objects.count, start + chunk)]
+            var names: [String] = []
+            var rows: [[SQLExpression]] = []
+            rows.reserveCapacity(slice.count)
+            for o in slice {
+                let (n, v) = try values(of: o, model: model, includeKey: includeKey)
+                names = n
+                rows.append(v.map { .bind($0) })
+            }
+            try body(slice, names, rows)
             start += chunk
         }
     }
