@@ -1,0 +1,98 @@
+/// A model class whose properties live in a ``Database`` under paths.
+///
+/// `@Model(id:)` writes the conformance: the `id`, the database reference, the `PropertyId`
+/// enum, `init(database:id:)`, the property visitor and the command dispatch. Writing it by
+/// hand is allowed, as in StateModel.
+public protocol ModelProtocol: AnyObject {
+
+    /// The ids of the model's stored properties, one case per `@Property`, `@Reference` and
+    /// `@ReferenceList`.
+    associatedtype PropertyId: RawRepresentable & CaseIterable where PropertyId.RawValue == PropertyKey
+
+    /// The model's id, unique among the models of one database; the first part of every path.
+    static var modelId: ModelKey { get }
+
+    /// The instance's id; the second part of every path.
+    var id: InstanceKey { get }
+
+    /// The database the instance reads from and writes to.
+    var database: any Database { get }
+
+    /// Makes an object for the instance `id` in `database`; it reads and writes nothing.
+    init(database: any Database, id: InstanceKey)
+
+    /// Calls `visitor` once for every stored property with its id and its stored type:
+    /// a `@Property`'s value type, `InstanceKey?` for a `@Reference`, `[InstanceKey]` for a
+    /// `@ReferenceList`. Synchronization uses it to read and write every property of an
+    /// instance without knowing the model.
+    static func visitProperties<Visitor: PropertyVisitor>(with visitor: inout Visitor)
+
+    /// Runs the `@Command` function that `command` names on this instance with its arguments.
+    ///
+    /// The default (a model without commands) throws ``StateError/unknownCommand(id:)``.
+    func execute<Command: CommandArguments>(command: Command) throws(StateError)
+}
+
+extension ModelProtocol {
+
+    /// A model without `@Command` functions knows no command.
+    public func execute<Command: CommandArguments>(command: Command) throws(StateError) {
+        throw StateError.unknownCommand(id: command.commandId)
+    }
+
+    /// The path of property `property` of this instance.
+    public func path(of property: PropertyKey) -> Path {
+        Path(model: Self.modelId, instance: id, property: property)
+    }
+
+    /// The path under which the status of instance `instance` of this model is stored.
+    public static func statusPath(for instance: InstanceKey) -> Path {
+        Path(model: modelId, instance: instance)
+    }
+}
+
+/// Receives the stored properties of a model with their types (see
+/// ``ModelProtocol/visitProperties(with:)``).
+public protocol PropertyVisitor {
+    /// Called once per stored property.
+    mutating func visit<Value: DatabaseValue>(property: PropertyKey, as type: Value.Type)
+}
+
+/// The id and the encoded arguments of a command to run, as the receiving side sees them.
+///
+/// The code `@Command` generates reads the arguments in declaration order.
+public protocol CommandArguments {
+    /// The command's id, from `@Command(id:)`.
+    var commandId: Int { get }
+
+    /// Decodes the argument at `index` (0-based, in declaration order) as `type`.
+    func argument<T: Decodable>(_ index: Int, as type: T.Type) throws(StateError) -> T
+}
+
+/// A command to run on an instance of a remote database: which instance, which `@Command`
+/// function, and its arguments, not yet encoded.
+///
+/// `@Command(id:)` on `func install(version: String)` generates `installCommand(version:)`,
+/// which returns one of these; an `UpdateConsumer` encodes it for the remote side.
+public struct CommandRequest {
+
+    /// The model of the target instance.
+    public let model: ModelKey
+
+    /// The target instance.
+    public let instance: InstanceKey
+
+    /// The command's id, from `@Command(id:)`.
+    public let command: Int
+
+    /// The arguments, in declaration order.
+    public let arguments: [any Encodable]
+
+    /// A command `command` for `instance` of `model` with `arguments` in declaration order.
+    public init(model: ModelKey, instance: InstanceKey, command: Int, arguments: [any Encodable]) {
+        self.model = model
+        self.instance = instance
+        self.command = command
+        self.arguments = arguments
+    }
+}
