@@ -6,6 +6,8 @@ import PackageDescription
 // - swift-log: `echo` logs every statement through the standard server-side logging API.
 // - swift-syntax: the `@RowCoded` macro (target UnityMacros) that generates row coding. Only
 //   the UnityRowCoding module (and the tests) depend on it; `Unity` itself builds without it.
+//   The state flavor's `@Model` / `@Command` macros live there too (module UnityState; its
+//   runtime, UnityStateRuntime, builds without swift-syntax).
 let package = Package(
     name: "Unity",
     platforms: [.macOS(.v13), .iOS(.v16)],
@@ -15,6 +17,7 @@ let package = Package(
         .library(name: "UnityPersistable", targets: ["UnityPersistable"]),
         .library(name: "UnityORM", targets: ["UnityORM"]),
         .library(name: "UnityState", targets: ["UnityState"]),
+        .library(name: "UnityStateRuntime", targets: ["UnityStateRuntime"]),
         .library(name: "UnityPredicates", targets: ["UnityPredicates"]),
         .library(name: "DriverSQLite", targets: ["DriverSQLite"]),
         .library(name: "DriverPostgres", targets: ["DriverPostgres"]),
@@ -56,7 +59,10 @@ let package = Package(
             dependencies: ["Unity", .product(name: "Logging", package: "swift-log")]
         ),
         .target(name: "UnityORM", dependencies: ["Unity", .product(name: "Logging", package: "swift-log")]),
-        .target(name: "UnityState", dependencies: ["Unity"]),
+        // The state flavor: its runtime builds without swift-syntax (the benchmark uses it with
+        // hand-written conformances); `UnityState` adds the macros and re-exports the runtime.
+        .target(name: "UnityStateRuntime", dependencies: ["Unity"]),
+        .target(name: "UnityState", dependencies: ["UnityStateRuntime", "UnityMacros"]),
         .target(name: "UnityPredicates", dependencies: ["Unity"]),
         .executableTarget(
             name: "unity-demo",
