@@ -54,6 +54,17 @@ enum ModelDefDuplicateFixtures {
         var primaryKeys: [any CodingKey] { [CodingKeys.id] }
     }
 
+    /// `Part` read and written as a syncable type.
+    struct SyncedPart: ModelDef, Equatable {
+        var id: Int
+        var label: String?
+
+        static let tableName = "Part"
+        var existsInDatabase = false
+        var primaryKeys: [any CodingKey] { [CodingKeys.id] }
+        static let syncable = true
+    }
+
     /// The flavor's fixture tables, plus these.
     static func migrate(_ db: Database, _ backend: Backend) throws {
         try ModelDefFixtures.migrate(db, backend)
@@ -286,6 +297,50 @@ extension ModelDefTests {
                 Gadget(id: 70, serverId: "n1", name: "new", color: "c", qty: 1, existsInDatabase: true),
                 Gadget(id: 71, serverId: nil, name: "new 2", color: "c", qty: 1, existsInDatabase: true),
             ])
+        }
+    }
+
+    /// A syncable duplicate that leaves a NOT NULL column nil is still a duplicate: the row
+    /// stays, `save` throws `duplicate` with it (not the NOT NULL error), a batch leaves it and
+    /// inserts the rest; a new row with that nil is the NOT NULL error, and rolls back.
+    @Test(arguments: Backend.allCases)
+    func syncableDuplicateWithNilInANotNullColumnLeavesTheRow(_ backend: Backend) throws {
+        typealias Part = ModelDefDuplicateFixtures.Part
+        typealias SyncedPart = ModelDefDuplicateFixtures.SyncedPart
+        try withTestDatabase(backend) { db in
+            try ModelDefDuplicateFixtures.migrate(db, backend)
+            try Part(id: 1, label: "one").save(in: db)
+            let stored = SyncedPart(id: 1, label: "one", existsInDatabase: true)
+            do {
+                try SyncedPart(id: 1, label: nil).save(in: db)
+                Issue.record("expected duplicate")
+            } catch ModelError<SyncedPart>.duplicate(let existing) {
+                #expect(existing == stored)
+            }
+            #expect(try SyncedPart.allInstances(orderedBy: [.ascending("id")], in: db) == [stored])
+
+            try DBManager.executeStatements([
+                SyncedPart(id: 2, label: "two").createSaveStatement(),
+                SyncedPart(id: 1, label: nil).createSaveStatement(),
+                SyncedPart(id: 3, label: "three").createSaveStatement(),
+            ], in: db)
+            #expect(try SyncedPart.allInstances(orderedBy: [.ascending("id")], in: db).map(\.label)
+                    == ["one", "two", "three"])
+
+            // Not a duplicate: the NOT NULL error, and the batch leaves nothing.
+            #expect(throws: DatabaseError.self) { try SyncedPart(id: 4, label: nil).save(in: db) }
+            #expect(throws: DatabaseError.self) {
+                try DBManager.executeStatements([
+                    SyncedPart(id: 5, label: "five").createSaveStatement(),
+                    SyncedPart(id: 1, label: nil).createSaveStatement(),
+                    SyncedPart(id: 4, label: nil).createSaveStatement(),
+                ], in: db)
+            }
+            #expect(try SyncedPart.allInstances(orderedBy: [.ascending("id")], in: db).map(\.id) == [1, 2, 3])
+            // Not syncable: the duplicate's update sets the NOT NULL column to NULL, which fails
+            // and leaves the row.
+            #expect(throws: DatabaseError.self) { try Part(id: 1, label: nil).save(in: db) }
+            #expect(try SyncedPart.allInstances(orderedBy: [.ascending("id")], in: db).first == stored)
         }
     }
 

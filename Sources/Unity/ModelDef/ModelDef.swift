@@ -261,6 +261,13 @@ extension ModelDef {
             if existsInDatabase || action == .replace {
                 return .saved(try decoded(try conn.fetchOne(.insert(insert.insert(rows: [insert.values]).returning(.all)))))
             }
+            // A NOT NULL column left nil fails the INSERT before its key conflict is seen, so a
+            // model with nil values looks for its duplicate first (a syncable type must get
+            // `duplicate`, not the NOT NULL error, and leave the row as it is).
+            if insert.values.contains(.null),
+               let existing = try fetch(try keyCondition(primaryKeys, in: plan.pairs)) {
+                return try duplicate(existing, keeping: [], syncable: action == .ignore)
+            }
             let attempt = insert.insert(rows: [insert.values]).onConflictDoNothing(keys).returning(.all)
             if let row = try conn.fetchOne(.insert(attempt)) { return .saved(try Self.decodeRow(row)) }
             guard let existing = try fetch(try keyCondition(primaryKeys, in: plan.pairs)) else {
@@ -270,6 +277,10 @@ extension ModelDef {
         case .secondary(_, let secondary, let syncable):
             if let existing = try fetch(try keyCondition(secondaryKeys, in: plan.pairs)) {
                 return try duplicate(existing, keeping: secondary, syncable: syncable)
+            }
+            if insert.values.contains(.null),
+               let existing = try fetch(try keyCondition(primaryKeys, in: plan.pairs)) {
+                return try duplicate(existing, keeping: [], syncable: syncable)
             }
             let attempt = insert.insert(rows: [insert.values])
                 .onConflictDoNothing(primaryKeys.map(\.stringValue)).returning(.all)

@@ -229,7 +229,13 @@ struct ModelBatchRunner {
                 results = attempt
                 return changed
             } catch let error as DatabaseError {
-                guard case .constraintViolation(.unique, _) = error else { throw error }
+                // A taken key, or a NOT NULL column left nil by a model whose key is taken
+                // (the database checks NOT NULL first): the rules pass sorts them out, and
+                // meets a real NOT NULL error again.
+                switch error {
+                case .constraintViolation(.unique, _), .constraintViolation(.notNull, _): break
+                default: throw error
+                }
             }
         }
         return try runPass(statements, on: conn, results: &results, collecting: collecting, plainInserts: false)
@@ -254,6 +260,13 @@ struct ModelBatchRunner {
                 try flushPending()
                 changed += try resolveSecondaryRun(first, rows: rows, primary: primary, secondary: secondary,
                                                    syncable: syncable, on: conn)
+            } else if case .primary(let keys, .ignore) = first.conflict, rows.contains(where: { $0.contains(.null) }) {
+                // A syncable type keeps the row it has, but ON CONFLICT DO NOTHING cannot keep
+                // it when the model leaves a NOT NULL column nil (NOT NULL is checked first):
+                // leave out the models whose key is taken.
+                try flushPending()
+                let free = try rowsWithFreeKeys(first, rows: rows, keys: keys, on: conn)
+                if !free.isEmpty { pending.append(.insert(first.insert(rows: free))) }
             } else {
                 pending.append(.insert(first.insert(rows: rows)))
             }
@@ -302,6 +315,29 @@ struct ModelBatchRunner {
         try flushGroup()
         try flushPending()
         return changed
+    }
+
+    /// The rows of a run (same shape, no key twice) whose primary key no stored row holds:
+    /// one SELECT, whose CASE names the model each stored row matches, so no stored value is
+    /// compared in Swift (a key may read back in another form than it was bound).
+    private func rowsWithFreeKeys(_ shape: BatchableInsert, rows: [[DatabaseValue]], keys: [String],
+                                  on conn: Connection) throws -> [[DatabaseValue]] {
+        func condition(_ row: [DatabaseValue]) -> SQLExpression {
+            .all(keys.map { key in
+                let value = shape.columns.firstIndex(of: key).map { row[$0] } ?? .null
+                return .binary(.column(key), .equal, .bind(value))
+            })
+        }
+        let match = SQLExpression.caseWhen(
+            rows.indices.map { SQLCaseBranch(when: condition(rows[$0]), then: .literal(.integer(Int64($0)))) },
+            else: nil)
+        let lookup = SQLSelect(columns: [.expression(match, alias: "unity_pk")], from: .table(shape.table, alias: nil),
+                               where: .any(rows.map(condition)))
+        var taken = Set<Int>()
+        try conn.forEachRow(.select(lookup)) { row in
+            if let index = try row.decodeIfPresent(Int.self, column: "unity_pk") { taken.insert(index) }
+        }
+        return rows.indices.filter { !taken.contains($0) }.map { rows[$0] }
     }
 
     /// Saves a run of new models with secondary keys (same shape, no primary or secondary key
