@@ -338,7 +338,10 @@ extension ModelDef {
         let secondaryValues = secondaryColumns.map { name in pairs.first { $0.column == name }?.value ?? .null }
         let hasSecondaryValue = !secondaryColumns.isEmpty && !secondaryValues.contains(.null)
         if replacing || existsInDatabase {
-            _ = try primaryKeyCondition(pairs, for: existsInDatabase ? "be updated" : "replace duplicates")
+            if primaryColumns.isEmpty {
+                _ = try primaryKeyCondition(pairs, for: existsInDatabase ? "be updated" : "replace duplicates")
+            }
+            try checkKeysAreColumns(primaryColumns, pairs)
             conflict = .primary(keys: primaryColumns, action: replacing ? .replace : .update)
             if replacing, hasSecondaryValue {
                 // The incoming copy wins: the other row that holds the secondary key goes first.
@@ -358,6 +361,8 @@ extension ModelDef {
         var columns: [String] = []
         var values: [DatabaseValue] = []
         var nullColumns: [String] = []
+        columns.reserveCapacity(pairs.count)
+        values.reserveCapacity(pairs.count)
         for pair in pairs {
             // Replacing, a nil column is left out so that it takes its default, as SQLite's
             // INSERT OR REPLACE would leave it. Otherwise it is written as NULL: leaving it out

@@ -292,15 +292,17 @@ struct ModelBatchRunner {
                     pending.append(sql)
                 case .insert(var insert):
                     if plainInserts, insert.insertsPlainlyWhenKeysAreFree { insert.conflict = .none }
-                    // A secondary-key run's lookup binds every key twice more.
-                    let perRow = insert.columns.count
-                        + (insert.distinctKeys.count > 1 ? 2 * insert.distinctKeys.reduce(0) { $0 + $1.count } : 0)
+                    let keys = insert.distinctKeys
+                    // A secondary-key run's lookup binds every key twice more; a primary-key
+                    // run's lookup (syncable models with nil values) binds its key twice.
+                    var keyBindings = 0
+                    for key in keys { keyBindings += 2 * key.count }
+                    let perRow = insert.columns.count + keyBindings
                     // An insert of DEFAULT VALUES has no multi-row form.
                     let rowLimit = insert.columns.isEmpty ? 1 : max(1, min(maxRowsPerInsert, maxBindings / max(1, perRow)))
-                    let keys = insert.distinctKeys
                     if let current = group {
-                        let fits = current.hasSameShape(as: insert) && rows.count < rowLimit
-                            && !keys.contains { keysInGroup.contains($0) }
+                        var fits = rows.count < rowLimit && current.hasSameShape(as: insert)
+                        for key in keys where fits && keysInGroup.contains(key) { fits = false }
                         if !fits { try flushGroup() }
                     }
                     if group == nil { group = insert }
