@@ -31,9 +31,33 @@ public protocol ModelProtocol: AnyObject {
     ///
     /// The default (a model without commands) throws ``StateError/unknownCommand(id:)``.
     func execute<Command: CommandArguments>(command: Command) throws(StateError)
+
+    /// Called by the property wrappers before a property is read, so that an observer of the
+    /// model learns which properties it depends on. `@Model` implements it with Swift's
+    /// Observation; the default does nothing.
+    func observationAccess(_ property: PropertyKey)
+
+    /// Called by the property wrappers around a write of a property (`write` performs it), so
+    /// that observers of the model are told. The default just writes.
+    func observationMutation(_ property: PropertyKey, _ write: () -> Void)
+
+    /// Tells the model's observers that `property` changed in the database by another way
+    /// than this object (a sync apply, an editing context's commit, another object of the
+    /// same instance). The default does nothing.
+    func notifyObservers(ofChangeTo property: PropertyKey)
+
+    /// Sets every stored property back to its default (used by
+    /// ``deleteAndClearProperties()``); `@Model` generates it.
+    func resetPropertiesToDefaults()
 }
 
 extension ModelProtocol {
+
+    public func observationAccess(_ property: PropertyKey) {}
+
+    public func observationMutation(_ property: PropertyKey, _ write: () -> Void) { write() }
+
+    public func notifyObservers(ofChangeTo property: PropertyKey) {}
 
     /// A model without `@Command` functions knows no command.
     public func execute<Command: CommandArguments>(command: Command) throws(StateError) {

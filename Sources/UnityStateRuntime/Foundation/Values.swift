@@ -26,6 +26,9 @@ public enum InstanceStatus: UInt8, Codable, Sendable, CaseIterable, CustomString
 }
 
 /// A value together with the time it was written.
+///
+/// Deliberately not `Codable`: it would then be a ``DatabaseValue`` itself, and
+/// `get(_:) -> Timestamped<V>?` could not be told from `get(_:) -> V?`.
 public struct Timestamped<Value> {
 
     /// The value.
@@ -44,7 +47,7 @@ public struct Timestamped<Value> {
 extension Timestamped: Sendable where Value: Sendable {}
 extension Timestamped: Equatable where Value: Equatable {}
 extension Timestamped: Hashable where Value: Hashable {}
-extension Timestamped: Codable where Value: Codable {}
+
 
 /// An encoder that turns a `Codable` value into `Data` (`JSONEncoder` and
 /// `PropertyListEncoder` conform), used for values the SQL stores do not keep natively, for
