@@ -11,7 +11,9 @@ import UnityState
 
     @Test(arguments: StateStore.allCases)
     func defaultsAndAssignments(_ store: StateStore) throws {
-        let db = store.make()
+        let fixture = try store.make()
+        defer { fixture.tearDown() }
+        let db = fixture.database
         let alice: Person = db.create(id: 1)
         #expect(alice.name == "")
         #expect(alice.age == 18)
@@ -42,7 +44,9 @@ import UnityState
 
     @Test(arguments: StateStore.allCases)
     func createStoresOnlyValuesThatDifferFromTheirDefault(_ store: StateStore) throws {
-        let db = store.make()
+        let fixture = try store.make()
+        defer { fixture.tearDown() }
+        let db = fixture.database
         let bob = try Person.create(in: db, id: 7, name: "Bob", age: 18, nickname: nil, mood: .busy)
         #expect(bob.status == .created)
         #expect(bob.name == "Bob")
@@ -66,7 +70,9 @@ import UnityState
 
     @Test(arguments: StateStore.allCases)
     func instancesDeleteInsertAndClear(_ store: StateStore) throws {
-        let db = store.make()
+        let fixture = try store.make()
+        defer { fixture.tearDown() }
+        let db = fixture.database
         #expect(db.get(id: 5, of: Person.self) == nil)
         #expect(db.active(id: 5, of: Person.self) == nil)
         let created: Person = db.getOrCreate(id: 5)
@@ -96,7 +102,9 @@ import UnityState
 
     @Test(arguments: StateStore.allCases)
     func referencesAndListsToDeletedInstances(_ store: StateStore) throws {
-        let db = store.make()
+        let fixture = try store.make()
+        defer { fixture.tearDown() }
+        let db = fixture.database
         let owner = try Person.create(in: db, id: 1, name: "Owner")
         let rex = try Pet.create(in: db, id: 10, name: "Rex")
         let tom = try Pet.create(in: db, id: 11, name: "Tom")
@@ -127,7 +135,9 @@ import UnityState
 
     @Test(arguments: StateStore.allCases)
     func everyValueTypeAtItsEdges(_ store: StateStore) throws {
-        let db = store.make()
+        let fixture = try store.make()
+        defer { fixture.tearDown() }
+        let db = fixture.database
         let low = try Values.create(
             in: db, id: 1, int: .min, int8: .min, int16: .min, int32: .min, int64: .min, uint: 0, uint8: 0,
             uint16: 0, uint32: 0, uint64: 0, double: -.greatestFiniteMagnitude, float: -.greatestFiniteMagnitude,
@@ -164,7 +174,9 @@ import UnityState
 
     @Test(arguments: StateStore.allCases)
     func generatedCommandsRunWithTheirArguments(_ store: StateStore) throws {
-        let db = store.make()
+        let fixture = try store.make()
+        defer { fixture.tearDown() }
+        let db = fixture.database
         let package = try Package.create(in: db, id: 1, name: "swift")
         let request = package.installCommand(version: "6.3")
         #expect(request.model == 4 && request.instance == 1 && request.command == 1)
@@ -222,7 +234,9 @@ import UnityState
     @Test(arguments: StateStore.allCases)
     func aFailedTransactionLeavesNothing(_ store: StateStore) throws {
         struct Stop: Error {}
-        let db = store.make()
+        let fixture = try store.make()
+        defer { fixture.tearDown() }
+        let db = fixture.database
         let person = try Person.create(in: db, id: 1, name: "Before")
         #expect(throws: Stop.self) {
             try db.transaction {
@@ -251,7 +265,9 @@ import UnityState
     @Test(arguments: StateHistoryStore.allCases)
     func viewsShowThePast(_ store: StateHistoryStore) throws {
         let clock = ManualClock()
-        let db = store.make(clock: { clock.read() })
+        let fixture = try store.make(clock: { clock.read() })
+        defer { fixture.tearDown() }
+        let db = try fixture.history
         clock.set(1_000)
         let person = try Person.create(in: db, id: 1, name: "v1")
         clock.set(2_000)

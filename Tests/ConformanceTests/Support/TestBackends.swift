@@ -79,10 +79,16 @@ final class TestDatabase: Sendable {
 
 enum TestSetupError: Error, CustomStringConvertible {
     case postgresMissing
+    case notAHistoryStore
 
     var description: String {
-        "UNITY_POSTGRES_URL is not set: the conformance suite runs every case on PostgreSQL too. "
-            + "Run the tests with scripts/test, which starts a throwaway PostgreSQL server."
+        switch self {
+        case .postgresMissing:
+            return "UNITY_POSTGRES_URL is not set: the conformance suite runs every case on PostgreSQL too. "
+                + "Run the tests with scripts/test, which starts a throwaway PostgreSQL server."
+        case .notAHistoryStore:
+            return "the state store under test keeps no history"
+        }
     }
 }
 

@@ -1,0 +1,436 @@
+import Foundation
+import Logging
+import Unity
+
+/// The state flavor's store on the core: SQLite or PostgreSQL through the same code.
+///
+/// Three tables, created once by the core's migrator (names under its `flavor:` prefix):
+/// `unity_state_instances` (model, instance → status, time), `unity_state_values` (model,
+/// instance, property → kind and one typed column: integer, real, text or bytes, with the write
+/// time; see the value table in the README), and, for ``SQLHistoryDatabase``,
+/// `unity_state_history` (every write). Every `get` and `set` is one statement on a primary
+/// key; `all(model:)` and ``instances(of:where:)`` are indexed queries.
+///
+/// `set` cannot throw (StateModel's interface): a write that fails is reported to ``onError``,
+/// logged, kept as ``lastError``, and never half-applied. Writes that belong together go through
+/// ``transaction(_:)``, which throws when any of them failed and then applies none.
+public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
+    // @unchecked: the mutable state (`lastError`, `failures`, `onError`) is guarded by `lock`;
+    // the core database is Sendable.
+
+    /// The core database the values live in.
+    public let database: Unity.Database
+
+    let codec: StoredValueCodec
+    let clock: @Sendable () -> Date
+    let keepsHistory: Bool
+    private let lock = NSLock()
+    private var failures = 0
+    private var lastFailure: StateError?
+    private var errorHandler: (@Sendable (StateError) -> Void)?
+    private let logger = Logger(label: "unity.state")
+
+    static let instancesTable = "unity_state_instances"
+    static let valuesTable = "unity_state_values"
+    static let historyTable = "unity_state_history"
+
+    /// A store in `database`, its tables created when missing. Values that are not integers,
+    /// floating-point numbers, strings, `Data` or dates are stored as `encoder` writes them;
+    /// `clock` dates the writes made without a date (default: now).
+    public convenience init(_ database: Unity.Database, encoder: any GenericEncoder = JSONEncoder(),
+                            decoder: any GenericDecoder = JSONDecoder(),
+                            clock: @escaping @Sendable () -> Date = { Date() }) throws {
+        try self.init(database, encoder: encoder, decoder: decoder, clock: clock, history: false)
+    }
+
+    init(_ database: Unity.Database, encoder: any GenericEncoder, decoder: any GenericDecoder,
+         clock: @escaping @Sendable () -> Date, history: Bool) throws {
+        self.database = database
+        self.codec = StoredValueCodec(encoder: encoder, decoder: decoder)
+        self.clock = clock
+        self.keepsHistory = history
+        var migrator = Migrator(migrations: Self.migrations(dialect: database.dialect, history: history))
+        migrator.ignoresOtherAppliedMigrations = true
+        try migrator.migrate(database)
+    }
+
+    /// The most recent failed write, if any.
+    public var lastError: StateError? {
+        lock.lock()
+        defer { lock.unlock() }
+        return lastFailure
+    }
+
+    /// Called with every write that failed outside a ``transaction(_:)`` (inside one, the
+    /// transaction throws instead).
+    public var onError: (@Sendable (StateError) -> Void)? {
+        get { lock.lock(); defer { lock.unlock() }; return errorHandler }
+        set { lock.lock(); errorHandler = newValue; lock.unlock() }
+    }
+
+    // MARK: Schema
+
+    static func migrations(dialect: SQLDialect, history: Bool) -> [Migration] {
+        let text: ColumnType = dialect.name == SQLDialect.postgres.name ? .custom("TEXT COLLATE \"C\"") : .text
+        func valueColumns() -> [SQLColumnDefinition] {
+            [
+                SQLColumnDefinition("kind", .int64, notNull: true),
+                SQLColumnDefinition("int_value", .int64),
+                SQLColumnDefinition("real_value", .double),
+                SQLColumnDefinition("text_value", text),
+                SQLColumnDefinition("blob_value", .blob),
+                SQLColumnDefinition("written_at", .double, notNull: true),
+            ]
+        }
+        let key = [SQLColumnDefinition("model", .int64, notNull: true), SQLColumnDefinition("instance", .int64, notNull: true)]
+        var migrations = [Migration(Migrator.flavorMigrationPrefix + "state/create", statements: [
+            .createTable(SQLCreateTable(instancesTable, ifNotExists: true, columns: key + [
+                SQLColumnDefinition("status", .int64, notNull: true),
+                SQLColumnDefinition("written_at", .double, notNull: true),
+            ], constraints: [.primaryKey(["model", "instance"])])),
+            .createTable(SQLCreateTable(valuesTable, ifNotExists: true,
+                                        columns: key + [SQLColumnDefinition("property", .int64, notNull: true)] + valueColumns(),
+                                        constraints: [.primaryKey(["model", "instance", "property"])])),
+            // Filters on one property of one model (instances(of:where:)).
+            .createIndex(SQLCreateIndex("unity_state_values_by_property", on: valuesTable,
+                                        columns: ["model", "property", "int_value"], ifNotExists: true)),
+        ])]
+        if history {
+            migrations.append(Migration(Migrator.flavorMigrationPrefix + "state/history", statements: [
+                .createTable(SQLCreateTable(historyTable, ifNotExists: true, columns: [
+                    SQLColumnDefinition("seq", .int64, primaryKey: .autoIncrement),
+                ] + key + [SQLColumnDefinition("property", .int64, notNull: true)] + valueColumns())),
+                .createIndex(SQLCreateIndex("unity_state_history_by_path", on: historyTable,
+                                            columns: ["model", "instance", "property", "written_at"], ifNotExists: true)),
+                .createIndex(SQLCreateIndex("unity_state_history_by_status", on: historyTable,
+                                            columns: ["model", "property", "instance", "written_at"], ifNotExists: true)),
+            ]))
+        }
+        return migrations
+    }
+
+    // MARK: Failures
+
+    /// Records a failed write: kept, counted (a transaction in progress sees the count move
+    /// and throws), logged and handed to ``onError``.
+    func recordFailure(_ error: Error, path: Path) {
+        let failure: StateError
+        switch error {
+        case let error as StateError: failure = error
+        case let error as DatabaseError: failure = .store(error)
+        default: failure = .valueCodingFailed(path: path, error: String(describing: error))
+        }
+        lock.lock()
+        failures += 1
+        lastFailure = failure
+        let handler = errorHandler
+        lock.unlock()
+        logger.error("state write to \(path) failed: \(failure)")
+        handler?(failure)
+    }
+
+    private var failureCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return failures
+    }
+
+    /// Runs `body` in one write transaction of the core database: every `set` inside joins
+    /// it. When a write inside failed (or `body` throws), nothing of it is applied and this
+    /// throws (the failed write's ``StateError``).
+    public func transaction<R>(_ body: () throws -> R) throws -> R {
+        try database.write { _ in
+            let before = failureCount
+            let result = try body()
+            if failureCount != before, let failure = lastError { throw failure }
+            return result
+        }
+    }
+
+    // MARK: Reading
+
+    private static func pathCondition(_ path: Path, table: String? = nil) -> SQLExpression {
+        .and([
+            SQLExpression.column(table: table, name: "model").equals(Int64(path.model)),
+            SQLExpression.column(table: table, name: "instance").equals(Int64(path.instance)),
+            SQLExpression.column(table: table, name: "property").equals(Int64(path.property)),
+        ])
+    }
+
+    static let valueColumnNames = ["kind", "int_value", "real_value", "text_value", "blob_value", "written_at"]
+
+    /// Decodes the value columns of `row` starting at `offset` (kind first, written_at last).
+    func decodeValue<Value>(_ type: Value.Type, row: Row, offset: Int = 0) -> Timestamped<Value>? {
+        guard case .integer(let kind) = row[offset],
+              let value = codec.decode(Value.self, kind: kind, integer: row[offset + 1], real: row[offset + 2],
+                                       text: row[offset + 3], blob: row[offset + 4]),
+              let date = Self.date(row[offset + 5]) else { return nil }
+        return Timestamped(value: value, date: date)
+    }
+
+    static func date(_ value: SQLValue) -> Date? {
+        switch value {
+        case .double(let seconds): return Date(timeIntervalSince1970: seconds)
+        case .integer(let seconds): return Date(timeIntervalSince1970: Double(seconds))
+        default: return nil
+        }
+    }
+
+    /// Runs a read on the connection the current thread holds (inside a transaction) or on a
+    /// reader; a failure is logged and read as nothing.
+    func read<T>(_ path: Path?, _ body: (Connection) throws -> T?) -> T? {
+        do {
+            return try database.withConnection(role: .reader, body)
+        } catch {
+            logger.error("state read\(path.map { " of \($0)" } ?? "") failed: \(error)")
+            return nil
+        }
+    }
+
+    public func get<Value: DatabaseValue>(_ path: Path) -> Timestamped<Value>? {
+        if path.isInstanceStatus {
+            guard let status = readStatus(model: path.model, instance: path.instance),
+                  let value = status.value as? Value else { return nil }
+            return Timestamped(value: value, date: status.date)
+        }
+        let select = SQLSelect(from: Self.valuesTable)
+            .columns(Self.valueColumnNames.map { .expression(.column($0), alias: nil) })
+            .where(Self.pathCondition(path))
+        return read(path) { conn in
+            try conn.fetchOne(.select(select)).flatMap { decodeValue(Value.self, row: $0) }
+        }
+    }
+
+    public func get<Value: DatabaseValue>(_ path: Path) -> Value? {
+        let found: Timestamped<Value>? = get(path)
+        return found?.value
+    }
+
+    func readStatus(model: ModelKey, instance: InstanceKey) -> Timestamped<InstanceStatus>? {
+        let select = SQLSelect(from: Self.instancesTable)
+            .columns(.expression(.column("status"), alias: nil), .expression(.column("written_at"), alias: nil))
+            .where(.and([SQLExpression.column("model").equals(Int64(model)),
+                         SQLExpression.column("instance").equals(Int64(instance))]))
+        return read(Path(model: model, instance: instance)) { conn in
+            guard let row = try conn.fetchOne(.select(select)), case .integer(let raw) = row[0],
+                  let status = UInt8(exactly: raw).flatMap(InstanceStatus.init(rawValue:)),
+                  let date = Self.date(row[1]) else { return nil }
+            return Timestamped(value: status, date: date)
+        }
+    }
+
+    public func all<T>(model: ModelKey, where predicate: (InstanceKey, InstanceStatus, Date) -> T?) -> [T] {
+        let select = SQLSelect(from: Self.instancesTable)
+            .columns(.expression(.column("instance"), alias: nil), .expression(.column("status"), alias: nil),
+                     .expression(.column("written_at"), alias: nil))
+            .where(SQLExpression.column("model").equals(Int64(model)))
+            .orderBy(SQLOrdering(.column("instance")))
+        let rows: [(InstanceKey, InstanceStatus, Date)] = read(nil) { conn in
+            var found: [(InstanceKey, InstanceStatus, Date)] = []
+            try conn.forEachRow(.select(select)) { row in
+                guard case .integer(let id) = row[0], case .integer(let raw) = row[1],
+                      let status = UInt8(exactly: raw).flatMap(InstanceStatus.init(rawValue:)),
+                      let date = Self.date(row[2]), let instance = Int(exactly: id) else { return }
+                found.append((instance, status, date))
+            }
+            return found
+        } ?? []
+        // The predicate may read the database: called after the statement is done.
+        return rows.compactMap { predicate($0.0, $0.1, $0.2) }
+    }
+
+    public func all<T>(model: ModelKey, where predicate: (InstanceKey, InstanceStatus) -> T?) -> [T] {
+        all(model: model) { id, status, _ in predicate(id, status) }
+    }
+
+    // MARK: Writing
+
+    public func set<Value: DatabaseValue>(_ value: Value, for path: Path) {
+        set(value, for: path, at: nil)
+    }
+
+    /// Stores `value` at `path` as written at `date` (now when nil). A write older than the
+    /// value stored changes nothing but the history: a late or repeated message never reverts
+    /// a newer value.
+    public func set<Value: DatabaseValue>(_ value: Value, for path: Path, at date: Date?) {
+        let when = (date ?? clock()).timeIntervalSince1970
+        do {
+            var statements: [SQLStatement] = []
+            if path.isInstanceStatus {
+                guard let status = value as? InstanceStatus else {
+                    throw StateError.valueCodingFailed(path: path, error: "an instance status path holds only InstanceStatus values")
+                }
+                statements.append(.insert(SQLInsert(
+                    into: Self.instancesTable, columns: ["model", "instance", "status", "written_at"],
+                    values: [[.bind(.integer(Int64(path.model))), .bind(.integer(Int64(path.instance))),
+                              .bind(.integer(Int64(status.rawValue))), .bind(.double(when))]])
+                    .onConflict(["model", "instance"], doUpdate: [SQLAssignment("status", .excluded("status")),
+                                                                  SQLAssignment("written_at", .excluded("written_at"))],
+                                where: .binary(.column(table: Self.instancesTable, name: "written_at"), .lessOrEqual, .excluded("written_at")))))
+            }
+            let columns = try codec.encode(value)
+            let row: [SQLExpression] = [SQLValue.integer(Int64(path.model)), .integer(Int64(path.instance)),
+                                        .integer(Int64(path.property))].map { .bind($0) }
+                + columns.values.map { .bind($0) } + [.bind(.double(when))]
+            let names = ["model", "instance", "property"] + Self.valueColumnNames
+            if !path.isInstanceStatus {
+                statements.append(.insert(SQLInsert(into: Self.valuesTable, columns: names, values: [row])
+                    .onConflict(["model", "instance", "property"],
+                                doUpdate: Self.valueColumnNames.map { SQLAssignment($0, .excluded($0)) },
+                                where: .binary(.column(table: Self.valuesTable, name: "written_at"), .lessOrEqual, .excluded("written_at")))))
+            }
+            if keepsHistory {
+                statements.append(.insert(SQLInsert(into: Self.historyTable, columns: names, values: [row])))
+            }
+            if statements.count == 1 {
+                // One statement: atomic by itself (inside a transaction it joins it).
+                _ = try database.withConnection(role: .writer) { try $0.execute(statements[0]) }
+            } else {
+                _ = try database.write { try $0.executeBatch(statements) }
+            }
+        } catch {
+            recordFailure(error, path: path)
+        }
+    }
+
+    // MARK: Filters in SQL
+
+    /// The created instances of `model` whose value of `condition.property` satisfies it, in
+    /// one indexed query, for integers, booleans, floating-point numbers, strings and dates
+    /// (ordering comparisons) and for any value (equality, compared as stored). Other
+    /// comparisons run in Swift (the protocol's default).
+    public func instances(of model: ModelKey, where condition: PropertyCondition) -> [InstanceKey] {
+        guard let columns = try? codec.encode(condition.value),
+              let compared = Self.comparedColumn(columns, ordering: condition.comparison != .equal && condition.comparison != .notEqual) else {
+            return defaultInstances(of: model, where: condition)
+        }
+        let op: SQLBinaryOperator
+        switch condition.comparison {
+        case .equal: op = .equal
+        case .notEqual: op = .notEqual
+        case .less: op = .less
+        case .lessOrEqual: op = .lessOrEqual
+        case .greater: op = .greater
+        case .greaterOrEqual: op = .greaterOrEqual
+        }
+        let v = "v"
+        let i = "i"
+        // Same kind and the comparison on its column; a stored nil (kind 0) or a value of
+        // another kind never matches an ordering, and matches `!=`.
+        var matches: SQLExpression = .and([
+            SQLExpression.column(table: v, name: "kind").equals(Int64(columns.kind.rawValue)),
+            .binary(.column(table: v, name: compared.column), op, .bind(compared.value)),
+        ])
+        if condition.comparison == .notEqual {
+            matches = .or([matches, .binary(.column(table: v, name: "kind"), .notEqual, .bind(.integer(columns.kind.rawValue)))])
+        }
+        if condition.defaultMatches {
+            matches = .or([matches, .isNull(.column(table: v, name: "kind"), negated: false)])
+        }
+        let select = SQLSelect(from: Self.instancesTable, as: i)
+            .columns(.expression(.column(table: i, name: "instance"), alias: nil))
+            .join(.left, Self.valuesTable, as: v, on: .and([
+                SQLExpression.column(table: v, name: "model").equals(SQLExpression.column(table: i, name: "model")),
+                SQLExpression.column(table: v, name: "instance").equals(SQLExpression.column(table: i, name: "instance")),
+                SQLExpression.column(table: v, name: "property").equals(Int64(condition.property)),
+            ]))
+            .where(.and([
+                SQLExpression.column(table: i, name: "model").equals(Int64(model)),
+                SQLExpression.column(table: i, name: "status").equals(Int64(InstanceStatus.created.rawValue)),
+                matches,
+            ]))
+            .orderBy(SQLOrdering(.column(table: i, name: "instance")))
+        return read(nil) { conn in
+            var ids: [InstanceKey] = []
+            try conn.forEachRow(.select(select)) { row in
+                if case .integer(let id) = row[0], let instance = Int(exactly: id) { ids.append(instance) }
+            }
+            return ids
+        } ?? []
+    }
+
+    /// The protocol's evaluation in Swift, for conditions the SQL cannot express.
+    private func defaultInstances(of model: ModelKey, where condition: PropertyCondition) -> [InstanceKey] {
+        all(model: model) { instance, status in
+            guard status == .created else { return nil }
+            return condition.matches(storedIn: self, at: Path(model: model, instance: instance, property: condition.property))
+                ? instance : nil
+        }
+    }
+
+    /// The column a comparison uses, and its bound value; nil when the value's kind has no
+    /// order in SQL (an ordering on an encoded value, a nil, unsigned integers above Int64).
+    private static func comparedColumn(_ columns: StoredValueCodec.Columns, ordering: Bool) -> (column: String, value: SQLValue)? {
+        switch columns.kind {
+        case .integer, .boolean: return ("int_value", columns.integer)
+        case .unsigned:
+            guard !ordering, case .integer(let bits) = columns.integer else { return nil }
+            return ("int_value", .integer(bits))
+        case .real, .date: return ("real_value", columns.real)
+        case .text: return ("text_value", columns.text)
+        case .bytes, .encoded: return ordering ? nil : ("blob_value", columns.blob)
+        case .null: return nil
+        }
+    }
+}
+
+/// ``SQLDatabase`` that also keeps every write, so that it can be read as it was at any time
+/// (``HistoryDatabase/view(at:)``); the history is the table `unity_state_history`.
+public final class SQLHistoryDatabase: SQLDatabase, HistoryDatabase, @unchecked Sendable {
+
+    /// A history store in `database` (see ``SQLDatabase/init(_:encoder:decoder:clock:)``).
+    public convenience init(_ database: Unity.Database, encoder: any GenericEncoder = JSONEncoder(),
+                            decoder: any GenericDecoder = JSONDecoder(),
+                            clock: @escaping @Sendable () -> Date = { Date() }) throws {
+        try self.init(database, encoder: encoder, decoder: decoder, clock: clock, history: true)
+    }
+
+    public func get<Value: DatabaseValue>(_ path: Path, at date: Date?) -> Timestamped<Value>? {
+        guard let date else { return get(path) }
+        let select = SQLSelect(from: Self.historyTable)
+            .columns(Self.valueColumnNames.map { .expression(.column($0), alias: nil) })
+            .where(.and([
+                SQLExpression.column("model").equals(Int64(path.model)),
+                SQLExpression.column("instance").equals(Int64(path.instance)),
+                SQLExpression.column("property").equals(Int64(path.property)),
+                .binary(.column("written_at"), .lessOrEqual, .bind(.double(date.timeIntervalSince1970))),
+            ]))
+            .orderBy(SQLOrdering(.column("written_at"), .descending), SQLOrdering(.column("seq"), .descending))
+            .limit(1)
+        if path.isInstanceStatus {
+            // Statuses are kept in the history like any value (kind 1).
+            return read(path) { conn in
+                guard let row = try conn.fetchOne(.select(select)),
+                      let status: Timestamped<InstanceStatus> = decodeValue(InstanceStatus.self, row: row),
+                      let value = status.value as? Value else { return nil }
+                return Timestamped(value: value, date: status.date)
+            }
+        }
+        return read(path) { conn in
+            try conn.fetchOne(.select(select)).flatMap { decodeValue(Value.self, row: $0) }
+        }
+    }
+
+    public func all<T>(model: ModelKey, at date: Date?, where predicate: (InstanceKey, InstanceStatus, Date) -> T?) -> [T] {
+        guard let date else { return all(model: model, where: predicate) }
+        let select = SQLSelect(from: Self.historyTable)
+            .columns((["instance"] + Self.valueColumnNames).map { .expression(.column($0), alias: nil) })
+            .where(.and([
+                SQLExpression.column("model").equals(Int64(model)),
+                SQLExpression.column("property").equals(Int64(PropertyKey.instanceId)),
+                .binary(.column("written_at"), .lessOrEqual, .bind(.double(date.timeIntervalSince1970))),
+            ]))
+            .orderBy(SQLOrdering(.column("instance")), SQLOrdering(.column("written_at")), SQLOrdering(.column("seq")))
+        // The last status of each instance at `date` (rows come in instance, time order).
+        let latest: [(InstanceKey, Timestamped<InstanceStatus>)] = read(nil) { conn in
+            var found: [(InstanceKey, Timestamped<InstanceStatus>)] = []
+            try conn.forEachRow(.select(select)) { row in
+                guard case .integer(let id) = row[0], let instance = Int(exactly: id),
+                      let status: Timestamped<InstanceStatus> = decodeValue(InstanceStatus.self, row: row, offset: 1) else { return }
+                if let last = found.last, last.0 == instance { found[found.count - 1] = (instance, status) } else { found.append((instance, status)) }
+            }
+            return found
+        } ?? []
+        return latest.compactMap { predicate($0.0, $0.1.value, $0.1.date) }
+    }
+}
