@@ -97,4 +97,9 @@ public final class InMemoryHistoryDatabase: HistoryDatabase, @unchecked Sendable
             throw error
         }
     }
+
+    /// The time of the latest write to `path`, whatever its type.
+    func latestWriteDate(_ path: Path) -> Date? {
+        entry(path, at: nil)?.date
+    }
 }

@@ -433,4 +433,16 @@ public final class SQLHistoryDatabase: SQLDatabase, HistoryDatabase, @unchecked 
         } ?? []
         return latest.compactMap { predicate($0.0, $0.1.value, $0.1.date) }
     }
+
+    /// The time of the latest write to `path`, whatever its type.
+    func latestWriteDate(_ path: Path) -> Date? {
+        let select = SQLSelect(from: Self.historyTable)
+            .columns(.expression(.function(name: "MAX", arguments: [.column("written_at")], distinct: false), alias: nil))
+            .where(.and([
+                SQLExpression.column("model").equals(Int64(path.model)),
+                SQLExpression.column("instance").equals(Int64(path.instance)),
+                SQLExpression.column("property").equals(Int64(path.property)),
+            ]))
+        return read(path) { conn in try conn.fetchOne(.select(select)).flatMap { Self.date($0[0]) } }
+    }
 }
