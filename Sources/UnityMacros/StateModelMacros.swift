@@ -62,6 +62,14 @@ public struct StateModelMacro: MemberMacro, ExtensionMacro {
             }
             """)
 
+        let className = classDecl.name.text
+        let keyPaths = members.properties.map { "\\\(className).\($0.name): \($0.id)" }
+        decls.append("""
+            \(access)static var propertyKeyPaths: [AnyKeyPath: UnityStateRuntime.PropertyKey]? {
+                [\(keyPaths.isEmpty ? ":" : keyPaths.joined(separator: ", "))]
+            }
+            """)
+
         let resets = members.properties.map { property -> String in
             switch property.kind {
             case .property: return "self.\(property.name) = self._\(property.name).defaultValue"

@@ -22,7 +22,7 @@
 /// `id` must be unique among the models of a database; property ids are integer literals,
 /// unique within the model and not 0. A mistake is a compile-time error.
 @attached(member, names: named(id), named(database), named(init(database:id:)), named(modelId), named(PropertyId),
-          named(visitProperties), named(resetPropertiesToDefaults), named(create), named(execute))
+          named(visitProperties), named(propertyKeyPaths), named(resetPropertiesToDefaults), named(create), named(execute))
 @attached(extension, conformances: ModelProtocol)
 public macro Model(id: ModelKey) = #externalMacro(module: "UnityMacros", type: "StateModelMacro")
 

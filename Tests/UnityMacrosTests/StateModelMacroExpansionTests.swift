@@ -65,6 +65,10 @@ struct StateModelMacroExpansionTests {
                     visitor.visit(property: 3, as: ([UnityStateRuntime.InstanceKey]).self)
                 }
 
+                static var propertyKeyPaths: [AnyKeyPath: UnityStateRuntime.PropertyKey]? {
+                    [\\Task.title: 1, \\Task.owner: 2, \\Task.tags: 3]
+                }
+
                 func resetPropertiesToDefaults() {
                     self.title = self._title.defaultValue
                     self.owner = nil

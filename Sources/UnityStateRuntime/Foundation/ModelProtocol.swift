@@ -46,6 +46,11 @@ public protocol ModelProtocol: AnyObject {
     /// same instance). The default does nothing.
     func notifyObservers(ofChangeTo property: PropertyKey)
 
+    /// The key path of each stored property with its id (`@Model` generates it), so that a
+    /// key-path filter can tell a stored property from a computed one. Nil (the default) for
+    /// a hand-written model: filters then find the property by reading the key path.
+    static var propertyKeyPaths: [AnyKeyPath: PropertyKey]? { get }
+
     /// Sets every stored property back to its default (used by
     /// ``deleteAndClearProperties()``); `@Model` generates it.
     func resetPropertiesToDefaults()
@@ -58,6 +63,8 @@ extension ModelProtocol {
     public func observationMutation(_ property: PropertyKey, _ write: () -> Void) { write() }
 
     public func notifyObservers(ofChangeTo property: PropertyKey) {}
+
+    public static var propertyKeyPaths: [AnyKeyPath: PropertyKey]? { nil }
 
     /// A model without `@Command` functions knows no command.
     public func execute<Command: CommandArguments>(command: Command) throws(StateError) {

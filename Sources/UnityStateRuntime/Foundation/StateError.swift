@@ -39,6 +39,9 @@ public enum StateError: Error, Sendable {
     /// connection, disk full, ...). The writes of the failed transaction were not applied.
     case store(DatabaseError)
 
+    /// A key-path filter names something that is not one stored property of the model.
+    case invalidFilter(String)
+
     /// A stored value could not be encoded or decoded by the store's encoder / decoder.
     case valueCodingFailed(path: Path, error: String)
 }
