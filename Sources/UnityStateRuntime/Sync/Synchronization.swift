@@ -1,0 +1,333 @@
+import Foundation
+
+/// The model type for a model id: what synchronization needs to know a model's properties.
+public typealias ModelMap = (ModelKey) -> (any ModelProtocol.Type)?
+
+/// Reads every stored property of one instance, with its write date when the database keeps
+/// dates, and encodes each value.
+private struct PropertyReader: PropertyVisitor {
+    let database: any Database
+    let model: ModelKey
+    let instance: InstanceKey
+    let after: Date?
+    let encoder: any GenericEncoder
+    var values: [PropertyValueData] = []
+    var failure: StateError?
+
+    mutating func visit<Value: DatabaseValue>(property: PropertyKey, as type: Value.Type) {
+        let path = Path(model: model, instance: instance, property: property)
+        let value: Value
+        var date: Date?
+        if let timestamped = database as? any TimestampedDatabase {
+            guard let found: Timestamped<Value> = timestamped.get(path) else { return }
+            if let after, found.date <= after { return }
+            value = found.value
+            date = found.date
+        } else {
+            guard let found: Value = database.get(path) else { return }
+            value = found
+        }
+        do {
+            values.append(PropertyValueData(property: property, value: try encoder.encode(value), date: date))
+        } catch {
+            failure = .valueCodingFailed(path: path, error: String(describing: error))
+        }
+    }
+}
+
+/// Writes the values of one instance update with their types.
+private struct PropertyWriter: PropertyVisitor {
+    let database: any Database
+    let model: ModelKey
+    let instance: InstanceKey
+    let decoder: any GenericDecoder
+    let values: [PropertyKey: PropertyValueData]
+    var failure: StateError?
+
+    mutating func visit<Value: DatabaseValue>(property: PropertyKey, as type: Value.Type) {
+        guard failure == nil, let update = values[property] else { return }
+        let path = Path(model: model, instance: instance, property: property)
+        let value: Value
+        do {
+            value = try decoder.decode(Value.self, from: update.value)
+        } catch {
+            failure = .propertyDecodingFailed(path: path, error: String(describing: error))
+            return
+        }
+        if let timestamped = database as? any TimestampedDatabase {
+            timestamped.set(value, for: path, at: update.date)
+        } else {
+            database.set(value, for: path)
+        }
+    }
+}
+
+/// Reads what the remote side asks for: StateModel's `RequestProcessor`, on the database that
+/// holds the data (a server). Requests and answers are encoded `Data`.
+public final class RequestProcessor {
+    /// The database answered from.
+    public let database: any Database
+    let coder: MessageCoder
+    let modelMap: ModelMap
+
+    /// A processor for `database`; `modelMap` gives the model type of each model id.
+    public init(database: any Database, encoder: any GenericEncoder, decoder: any GenericDecoder,
+                modelMap: @escaping ModelMap) {
+        self.database = database
+        self.coder = MessageCoder(encoder: encoder, decoder: decoder)
+        self.modelMap = modelMap
+    }
+
+    private func modelType(_ model: ModelKey) throws(StateError) -> any ModelProtocol.Type {
+        guard let type = modelMap(model), type.modelId == model else { throw .unknownModel(id: model) }
+        return type
+    }
+
+    /// The status of the model's instances: those changed after the request's date on a
+    /// store that keeps dates, every instance elsewhere.
+    public func process(instanceStatusRequest data: Data) throws(StateError) -> Data {
+        let request = try coder.decode(.instanceStatusRequest, InstanceStatusRequestData.self, from: data)
+        _ = try modelType(request.model)
+        return try coder.encode(.instanceStatusUpdate,
+                                InstanceStatusUpdateData(model: request.model, instances: statuses(request.model, after: request.after)))
+    }
+
+    private func statuses(_ model: ModelKey, after: Date?) -> [StatusEntry] {
+        if let timestamped = database as? any TimestampedDatabase {
+            return timestamped.all(model: model) { id, status, date -> StatusEntry? in
+                if let after, date <= after { return nil }
+                return StatusEntry(instance: id, status: status, date: date)
+            }
+        }
+        return database.all(model: model) { StatusEntry(instance: $0, status: $1, date: nil) }
+    }
+
+    /// Every property of one instance changed after the request's date (all on a store
+    /// without dates), with its status.
+    public func process(instanceUpdateRequest data: Data) throws(StateError) -> Data {
+        let request = try coder.decode(.instanceUpdateRequest, InstanceUpdateRequestData.self, from: data)
+        let type = try modelType(request.model)
+        guard let update = try instanceUpdate(type, instance: request.instance, after: request.after) else {
+            throw .missingInstance(model: request.model, id: request.instance)
+        }
+        return try coder.encode(.instanceUpdate, update)
+    }
+
+    private func instanceUpdate(_ type: any ModelProtocol.Type, instance: InstanceKey, after: Date?) throws(StateError) -> InstanceUpdateData? {
+        let model = type.modelId
+        let statusPath = Path(model: model, instance: instance)
+        var status: StatusEntry?
+        if let timestamped = database as? any TimestampedDatabase {
+            guard let found: Timestamped<InstanceStatus> = timestamped.get(statusPath) else { return nil }
+            if after.map({ found.date > $0 }) ?? true {
+                status = StatusEntry(instance: instance, status: found.value, date: found.date)
+            }
+        } else {
+            guard let found: InstanceStatus = database.get(statusPath) else { return nil }
+            status = StatusEntry(instance: instance, status: found, date: nil)
+        }
+        var reader = PropertyReader(database: database, model: model, instance: instance, after: after, encoder: coder.encoder)
+        type.visitProperties(with: &reader)
+        if let failure = reader.failure { throw failure }
+        return InstanceUpdateData(model: model, instance: instance, status: status, properties: reader.values)
+    }
+
+    /// One page of a model's updates after the request's date: whole instances, in id order,
+    /// from `startingAt`, until the page holds `limit` updates (status and properties; an
+    /// instance with more than `limit` updates goes whole on a page of its own). The answer
+    /// says where the next page starts.
+    public func process(modelUpdateRequest data: Data) throws(StateError) -> Data {
+        let request = try coder.decode(.modelUpdateRequest, ModelUpdateRequestData.self, from: data)
+        let type = try modelType(request.model)
+        let ids = database.all(model: request.model) { id, _ in id }.sorted()
+        var page: [InstanceUpdateData] = []
+        var count = 0
+        var next: InstanceKey?
+        for id in ids where id >= (request.startingAt ?? .min) {
+            guard let update = try instanceUpdate(type, instance: id, after: request.after) else { continue }
+            if update.updateCount == 0 { continue }
+            if !page.isEmpty, count + update.updateCount > max(1, request.limit) {
+                next = id
+                break
+            }
+            page.append(update)
+            count += update.updateCount
+        }
+        return try coder.encode(.modelUpdate, ModelUpdateData(model: request.model, instances: page, next: next))
+    }
+
+    /// Runs a command made by ``UpdateConsumer/encode(command:)`` on its instance and answers
+    /// with its outcome: success, or the error (unknown model, missing instance, unknown
+    /// command, bad argument, failed command) for the sender's ``UpdateConsumer/decode(commandResponse:)``.
+    public func process(command data: Data) -> Data {
+        var model: ModelKey = 0
+        var failure: StateError?
+        do throws(StateError) {
+            let command = try coder.decode(.command, CommandData.self, from: data)
+            model = command.model
+            let type = try modelType(command.model)
+            let status: InstanceStatus? = database.get(Path(model: command.model, instance: command.instance))
+            guard status == .created else { throw .missingInstance(model: command.model, id: command.instance) }
+            let instance = type.init(database: database, id: command.instance)
+            try instance.execute(command: DecodedCommandArguments(commandId: command.command, arguments: command.arguments,
+                                                                  decoder: coder.decoder))
+        } catch {
+            failure = error
+        }
+        let response = CommandResponseData(model: model, error: failure.map(CommandErrorData.init))
+        // A response that cannot be encoded would be an encoder that cannot encode strings
+        // and integers; answer with an empty message, which the sender reports as invalid.
+        return (try? coder.encode(.commandResponse, response)) ?? Data()
+    }
+}
+
+/// Command arguments decoded with the processor's decoder.
+struct DecodedCommandArguments: CommandArguments {
+    let commandId: Int
+    let arguments: [Data]
+    let decoder: any GenericDecoder
+
+    func argument<T: Decodable>(_ index: Int, as type: T.Type) throws(StateError) -> T {
+        guard arguments.indices.contains(index) else { throw .missingArgument(index: index) }
+        do {
+            return try decoder.decode(T.self, from: arguments[index])
+        } catch {
+            throw .argumentDecodingFailed(index: index, error: String(describing: error))
+        }
+    }
+}
+
+/// Asks a remote side for updates and applies them: StateModel's `UpdateConsumer`, on the
+/// local database (a client). Every apply writes in one transaction of the local database.
+public final class UpdateConsumer {
+    /// The local database updates are applied to.
+    public let database: any Database
+    let coder: MessageCoder
+    let modelMap: ModelMap
+
+    /// A consumer for `database`; `modelMap` gives the model type of each model id.
+    public init(database: any Database, encoder: any GenericEncoder, decoder: any GenericDecoder,
+                modelMap: @escaping ModelMap) {
+        self.database = database
+        self.coder = MessageCoder(encoder: encoder, decoder: decoder)
+        self.modelMap = modelMap
+    }
+
+    private func modelType(_ model: ModelKey) throws(StateError) -> any ModelProtocol.Type {
+        guard let type = modelMap(model), type.modelId == model else { throw .unknownModel(id: model) }
+        return type
+    }
+
+    /// A request for the status of every instance of `model` changed after `date`.
+    public func instanceStatusRequest<Model: ModelProtocol>(for model: Model.Type, after date: Date? = nil) throws(StateError) -> Data {
+        try coder.encode(.instanceStatusRequest, InstanceStatusRequestData(model: Model.modelId, after: date))
+    }
+
+    /// A request for the properties of one instance changed after `date`.
+    public func instanceUpdateRequest<Model: ModelProtocol>(for instance: InstanceKey, of model: Model.Type,
+                                                           after date: Date? = nil) throws(StateError) -> Data {
+        try coder.encode(.instanceUpdateRequest, InstanceUpdateRequestData(model: Model.modelId, instance: instance, after: date))
+    }
+
+    /// A request for one page of `model`'s updates after `date`, of about `limit` updates,
+    /// from instance `startingAt` (the `next` that ``apply(modelUpdate:)`` returned).
+    public func modelUpdateRequest<Model: ModelProtocol>(for model: Model.Type, after date: Date? = nil, limit: Int = 1000,
+                                                        startingAt: InstanceKey? = nil) throws(StateError) -> Data {
+        try coder.encode(.modelUpdateRequest,
+                         ModelUpdateRequestData(model: Model.modelId, after: date, limit: limit, startingAt: startingAt))
+    }
+
+    /// Applies instance statuses (creations, deletions) in one transaction.
+    public func apply(instanceUpdates data: Data) throws(StateError) {
+        let update = try coder.decode(.instanceStatusUpdate, InstanceStatusUpdateData.self, from: data)
+        _ = try modelType(update.model)
+        try inTransaction {
+            for entry in update.instances { write(status: entry, model: update.model) }
+        }
+    }
+
+    /// Applies one instance's status and properties in one transaction.
+    public func apply(instanceUpdate data: Data) throws(StateError) {
+        let update = try coder.decode(.instanceUpdate, InstanceUpdateData.self, from: data)
+        let type = try modelType(update.model)
+        try inTransaction { () throws(StateError) in try write(update, type: type) }
+    }
+
+    /// Applies one page of a model's updates in one transaction; returns where the next page
+    /// starts, nil when this was the last.
+    @discardableResult
+    public func apply(modelUpdate data: Data) throws(StateError) -> InstanceKey? {
+        let update = try coder.decode(.modelUpdate, ModelUpdateData.self, from: data)
+        let type = try modelType(update.model)
+        try inTransaction { () throws(StateError) in
+            for instance in update.instances { try write(instance, type: type) }
+        }
+        return update.next
+    }
+
+    /// The command encoded for the remote ``RequestProcessor/process(command:)``: its
+    /// instance, its id and each argument encoded with the encoder.
+    public func encode(command: CommandRequest) throws(StateError) -> Data {
+        var arguments: [Data] = []
+        for (index, argument) in command.arguments.enumerated() {
+            do {
+                arguments.append(try encodeArgument(argument))
+            } catch {
+                throw .argumentEncodingFailed(index: index, error: String(describing: error))
+            }
+        }
+        return try coder.encode(.command, CommandData(model: command.model, instance: command.instance,
+                                                      command: command.command, arguments: arguments))
+    }
+
+    private func encodeArgument<T: Encodable>(_ value: T) throws -> Data {
+        try coder.encoder.encode(value)
+    }
+
+    /// Reads the remote side's answer to a command: returns when it ran, throws its error
+    /// (unknown model, missing instance, unknown command, bad argument, failed) otherwise.
+    public func decode(commandResponse data: Data) throws(StateError) {
+        let response = try coder.decode(.commandResponse, CommandResponseData.self, from: data)
+        if let error = response.error { throw error.error(model: response.model) }
+    }
+
+    // MARK: Writing
+
+    private func write(status entry: StatusEntry, model: ModelKey) {
+        let path = Path(model: model, instance: entry.instance)
+        if let timestamped = database as? any TimestampedDatabase {
+            timestamped.set(entry.status, for: path, at: entry.date)
+        } else {
+            database.set(entry.status, for: path)
+        }
+    }
+
+    private func write(_ update: InstanceUpdateData, type: any ModelProtocol.Type) throws(StateError) {
+        var values: [PropertyKey: PropertyValueData] = [:]
+        for value in update.properties { values[value.property] = value }
+        var writer = PropertyWriter(database: database, model: update.model, instance: update.instance,
+                                    decoder: coder.decoder, values: values)
+        type.visitProperties(with: &writer)
+        if let failure = writer.failure { throw failure }
+        if let status = update.status { write(status: status, model: update.model) }
+    }
+
+    private func inTransaction(_ body: () throws(StateError) -> Void) throws(StateError) {
+        do {
+            try database.transaction { try body() }
+        } catch let error as StateError {
+            throw error
+        } catch {
+            throw .decodingFailed(error: String(describing: error))
+        }
+    }
+}
+
+extension CommandRequest {
+    /// This command encoded with `encoder`, as ``UpdateConsumer/encode(command:)`` does (the
+    /// seed's `command.encoded(using:)`).
+    public func encoded(using encoder: any GenericEncoder) throws(StateError) -> Data {
+        try UpdateConsumer(database: InMemoryDatabase(), encoder: encoder, decoder: JSONDecoder(), modelMap: { _ in nil })
+            .encode(command: self)
+    }
+}
