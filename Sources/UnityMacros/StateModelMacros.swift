@@ -37,6 +37,36 @@ public struct StateModelMacro: MemberMacro, ExtensionMacro {
             \(access)required init(database: \(db), id: UnityStateRuntime.InstanceKey) {
                 self.database = database
                 self.id = id
+                UnityStateRuntime.ObservableDatabase.track(self)
+            }
+            """)
+        let className = classDecl.name.text
+        // Observation: each stored property is observed under its own key path.
+        decls.append("private let _$observation = UnityStateRuntime.ModelObservation()")
+        func observed(_ call: (String) -> String) -> String {
+            var lines = ["switch property {"]
+            for property in members.properties {
+                lines.append("case \(property.id): \(call("\\\(className).\(property.name)"))")
+            }
+            lines.append("default: \(call("\\\(className).status"))")
+            lines.append("}")
+            return lines.joined(separator: "\n")
+        }
+        decls.append("""
+            \(access)func observationAccess(_ property: UnityStateRuntime.PropertyKey) {
+                guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }
+                \(observed { "_$observation.access(self, keyPath: \($0))" })
+            }
+            """)
+        decls.append("""
+            \(access)func observationMutation(_ property: UnityStateRuntime.PropertyKey, _ write: () -> Void) {
+                guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return write() }
+                \(observed { "_$observation.withMutation(of: self, keyPath: \($0), write)" })
+            }
+            """)
+        decls.append("""
+            \(access)func notifyObservers(ofChangeTo property: UnityStateRuntime.PropertyKey) {
+                observationMutation(property) {}
             }
             """)
         decls.append("\(access)static var modelId: UnityStateRuntime.ModelKey { \(modelId.trimmedDescription) }")
@@ -62,7 +92,6 @@ public struct StateModelMacro: MemberMacro, ExtensionMacro {
             }
             """)
 
-        let className = classDecl.name.text
         let keyPaths = members.properties.map { "\\\(className).\($0.name): \($0.id)" }
         decls.append("""
             \(access)static var propertyKeyPaths: [AnyKeyPath: UnityStateRuntime.PropertyKey]? {
@@ -159,9 +188,12 @@ public struct StateModelMacro: MemberMacro, ExtensionMacro {
         in context: some MacroExpansionContext
     ) throws -> [ExtensionDeclSyntax] {
         guard declaration.is(ClassDeclSyntax.self) else { return [] }
-        let decl: DeclSyntax = "extension \(type.trimmed): UnityStateRuntime.ModelProtocol {}"
-        guard let ext = decl.as(ExtensionDeclSyntax.self) else { return [] }
-        return [ext]
+        let model: DeclSyntax = "extension \(type.trimmed): UnityStateRuntime.ModelProtocol {}"
+        let observable: DeclSyntax = """
+            @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+            extension \(type.trimmed): Observation.Observable {}
+            """
+        return [model, observable].compactMap { $0.as(ExtensionDeclSyntax.self) }
     }
 }
 

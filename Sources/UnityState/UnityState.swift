@@ -2,6 +2,10 @@
 // (`UnityStateRuntime`: databases, property wrappers, contexts, sync) and the `@Model` /
 // `@Command` macros, which are declared in this module because they need swift-syntax.
 @_exported import UnityStateRuntime
+#if canImport(Observation)
+// Models are `Observable` (the code `@Model` writes names `Observation.Observable`).
+@_exported import Observation
+#endif
 
 /// Makes a class a state model stored by path (model id, instance id, property id), as
 /// StateModel's `@Model`: it adds `id`, `database`, `init(database:id:)`, `modelId`, the
@@ -22,8 +26,10 @@
 /// `id` must be unique among the models of a database; property ids are integer literals,
 /// unique within the model and not 0. A mistake is a compile-time error.
 @attached(member, names: named(id), named(database), named(init(database:id:)), named(modelId), named(PropertyId),
-          named(visitProperties), named(propertyKeyPaths), named(resetPropertiesToDefaults), named(create), named(execute))
-@attached(extension, conformances: ModelProtocol)
+          named(visitProperties), named(propertyKeyPaths), named(resetPropertiesToDefaults), named(create), named(execute),
+          named(_$observation), named(observationAccess), named(observationMutation),
+          named(notifyObservers))
+@attached(extension, conformances: ModelProtocol, Observable)
 public macro Model(id: ModelKey) = #externalMacro(module: "UnityMacros", type: "StateModelMacro")
 
 /// Marks a method of a `@Model` class as a command that a remote database can run on the same

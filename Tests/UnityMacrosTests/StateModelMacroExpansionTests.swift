@@ -47,6 +47,46 @@ struct StateModelMacroExpansionTests {
                 required init(database: any UnityStateRuntime.Database, id: UnityStateRuntime.InstanceKey) {
                     self.database = database
                     self.id = id
+                    UnityStateRuntime.ObservableDatabase.track(self)
+                }
+
+                private let _$observation = UnityStateRuntime.ModelObservation()
+
+                func observationAccess(_ property: UnityStateRuntime.PropertyKey) {
+                    guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else {
+                        return
+                    }
+                    switch property {
+                    case 1:
+                        _$observation.access(self, keyPath: \\Task.title)
+                    case 2:
+                        _$observation.access(self, keyPath: \\Task.owner)
+                    case 3:
+                        _$observation.access(self, keyPath: \\Task.tags)
+                    default:
+                        _$observation.access(self, keyPath: \\Task.status)
+                    }
+                }
+
+                func observationMutation(_ property: UnityStateRuntime.PropertyKey, _ write: () -> Void) {
+                    guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else {
+                        return write()
+                    }
+                    switch property {
+                    case 1:
+                        _$observation.withMutation(of: self, keyPath: \\Task.title, write)
+                    case 2:
+                        _$observation.withMutation(of: self, keyPath: \\Task.owner, write)
+                    case 3:
+                        _$observation.withMutation(of: self, keyPath: \\Task.tags, write)
+                    default:
+                        _$observation.withMutation(of: self, keyPath: \\Task.status, write)
+                    }
+                }
+
+                func notifyObservers(ofChangeTo property: UnityStateRuntime.PropertyKey) {
+                    observationMutation(property) {
+                    }
                 }
 
                 static var modelId: UnityStateRuntime.ModelKey {
@@ -113,6 +153,10 @@ struct StateModelMacroExpansionTests {
 
             extension Task: UnityStateRuntime.ModelProtocol {
             }
+
+            @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+            extension Task: Observation.Observable {
+            }
             """)
     }
 
@@ -137,6 +181,10 @@ struct StateModelMacroExpansionTests {
             }
 
             extension Bad: UnityStateRuntime.ModelProtocol {
+            }
+
+            @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+            extension Bad: Observation.Observable {
             }
             """, diagnostics: [
                 DiagnosticSpec(message: "property id 1 is used by both 'a' and 'b'; every property of a model needs its own id", line: 4, column: 5),
@@ -170,6 +218,10 @@ struct StateModelMacroExpansionTests {
             }
 
             extension Twice: UnityStateRuntime.ModelProtocol {
+            }
+
+            @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+            extension Twice: Observation.Observable {
             }
             """, diagnostics: [
                 DiagnosticSpec(message: "command id 4 is used by both 'a' and 'b'; every command of a model needs its own id", line: 4, column: 5),

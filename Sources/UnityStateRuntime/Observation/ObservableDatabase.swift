@@ -1,0 +1,100 @@
+import Foundation
+
+/// A database wrapper that tells the model objects it handed out when one of their values
+/// changes through it (a sync applied to it, an editing context committed into it, another
+/// object of the same instance), and reports every change as an `AsyncSequence`: StateModel's
+/// `ObservableDatabase` without Combine or SwiftUI.
+public final class ObservableDatabase: Database, @unchecked Sendable {
+    // @unchecked: `objects` and `subscribers` are guarded by `lock`.
+
+    /// The database wrapped.
+    public let database: any Database
+
+    private let lock = NSLock()
+    private var objects: [InstancePath: [WeakModel]] = [:]
+    private var subscribers: [UUID: AsyncStream<Path>.Continuation] = [:]
+
+    private struct InstancePath: Hashable {
+        let model: ModelKey
+        let instance: InstanceKey
+    }
+
+    private struct WeakModel {
+        weak var object: (any ModelProtocol)?
+    }
+
+    /// `database`, observed.
+    public init(wrapping database: any Database) {
+        self.database = database
+    }
+
+    /// Called by every model object made on a database (the code `@Model` generates): an
+    /// ``ObservableDatabase`` keeps a weak reference to it to notify it later.
+    public static func track(_ model: any ModelProtocol) {
+        (model.database as? ObservableDatabase)?.register(model)
+    }
+
+    private func register(_ model: any ModelProtocol) {
+        let key = InstancePath(model: type(of: model).modelId, instance: model.id)
+        lock.lock()
+        var list = objects[key, default: []].filter { $0.object != nil }
+        list.append(WeakModel(object: model))
+        objects[key] = list
+        lock.unlock()
+    }
+
+    /// Every change made through this database from now on, as the path written. The stream
+    /// ends when the task iterating it is cancelled.
+    public func changes() -> AsyncStream<Path> {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream.makeStream(of: Path.self)
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            self.lock.lock()
+            self.subscribers[id] = nil
+            self.lock.unlock()
+        }
+        lock.lock()
+        subscribers[id] = continuation
+        lock.unlock()
+        return stream
+    }
+
+    /// The changes to instances of `model` (a query over it may need recomputing).
+    public func changes<Model: ModelProtocol>(of model: Model.Type) -> AsyncFilterSequence<AsyncStream<Path>> {
+        let modelId = Model.modelId
+        return changes().filter { $0.model == modelId }
+    }
+
+    private func didChange(_ path: Path) {
+        lock.lock()
+        let key = InstancePath(model: path.model, instance: path.instance)
+        let live = (objects[key] ?? []).compactMap(\.object)
+        objects[key] = live.isEmpty ? nil : live.map { WeakModel(object: $0) }
+        let streams = Array(subscribers.values)
+        lock.unlock()
+        for object in live { object.notifyObservers(ofChangeTo: path.property) }
+        for stream in streams { stream.yield(path) }
+    }
+
+    public func get<Value: DatabaseValue>(_ path: Path) -> Value? {
+        database.get(path)
+    }
+
+    public func set<Value: DatabaseValue>(_ value: Value, for path: Path) {
+        database.set(value, for: path)
+        didChange(path)
+    }
+
+    public func all<T>(model: ModelKey, where predicate: (InstanceKey, InstanceStatus) -> T?) -> [T] {
+        database.all(model: model, where: predicate)
+    }
+
+    public func transaction<R>(_ body: () throws -> R) throws -> R {
+        try database.transaction(body)
+    }
+
+    public func instances(of model: ModelKey, where condition: PropertyCondition) -> [InstanceKey] {
+        database.instances(of: model, where: condition)
+    }
+}

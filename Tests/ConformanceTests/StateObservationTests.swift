@@ -1,0 +1,103 @@
+import Foundation
+import Observation
+import Testing
+import UnityState
+
+/// Observation on Linux: models are `Observable`, and an `ObservableDatabase` tells the
+/// objects it handed out about changes that arrive another way; every store.
+@Suite struct StateObservationTests {
+    typealias Person = StateFixtures.Person
+
+    /// Counts `onChange` calls (they come on the writing thread).
+    final class Counter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = 0
+        func increment() { lock.lock(); value += 1; lock.unlock() }
+        var count: Int { lock.lock(); defer { lock.unlock() }; return value }
+    }
+
+    /// Tracks the reads `read` makes; the counter moves when one of them changes.
+    static func track(_ counter: Counter, _ read: () -> Void) {
+        withObservationTracking(read) { counter.increment() }
+    }
+
+    @Test(arguments: StateStore.allCases)
+    func modelsAreObservablePropertyByProperty(_ store: StateStore) throws {
+        let fixture = try store.make()
+        defer { fixture.tearDown() }
+        let person = try Person.create(in: fixture.database, id: 1, name: "Ann")
+        let nameReads = Counter()
+        Self.track(nameReads) { _ = person.name }
+        person.age = 50                        // not read: no change reported
+        #expect(nameReads.count == 0)
+        person.name = "Anna"
+        #expect(nameReads.count == 1)
+        let statusReads = Counter()
+        Self.track(statusReads) { _ = person.status }
+        person.delete()
+        #expect(statusReads.count == 1)
+    }
+
+    @Test(arguments: StateStore.allCases)
+    func anObservableDatabaseTellsObjectsOfChangesFromElsewhere(_ store: StateStore) throws {
+        let fixture = try store.make()
+        defer { fixture.tearDown() }
+        let observed = ObservableDatabase(wrapping: fixture.database)
+        let shown = try Person.create(in: observed, id: 1, name: "Ann")
+        let counter = Counter()
+
+        // Another object of the same instance.
+        Self.track(counter) { _ = shown.name }
+        (observed.get(id: 1) as Person?)?.name = "From another object"
+        #expect(counter.count == 1)
+        #expect(shown.name == "From another object")
+
+        // An editing context's commit.
+        Self.track(counter) { _ = shown.age }
+        let context = observed.createEditingContext()
+        (context.get(id: 1) as Person?)?.age = 77
+        #expect(counter.count == 1)            // not yet committed
+        try context.commitChanges()
+        #expect(counter.count == 2)
+        #expect(shown.age == 77)
+
+        // A sync applied to the observed database.
+        Self.track(counter) { _ = shown.nickname }
+        let server = InMemoryDatabase()
+        try Person.create(in: server, id: 1, name: "Server", nickname: "S")
+        let map: ModelMap = { $0 == 1 ? Person.self : nil }
+        let processor = RequestProcessor(database: server, encoder: JSONEncoder(), decoder: JSONDecoder(), modelMap: map)
+        let consumer = UpdateConsumer(database: observed, encoder: JSONEncoder(), decoder: JSONDecoder(), modelMap: map)
+        try consumer.apply(instanceUpdate: processor.process(instanceUpdateRequest: consumer.instanceUpdateRequest(for: 1, of: Person.self)))
+        #expect(counter.count == 3)
+        #expect(shown.nickname == "S" && shown.name == "Server")
+    }
+
+    @Test(arguments: StateStore.allCases)
+    func changesArriveAsAnAsyncSequence(_ store: StateStore) async throws {
+        let fixture = try store.make()
+        defer { fixture.tearDown() }
+        let observed = ObservableDatabase(wrapping: fixture.database)
+        let stream = observed.changes(of: Person.self)
+        let collector = Task { () -> [Path] in
+            var seen: [Path] = []
+            for await path in stream {
+                seen.append(path)
+                if seen.count == 3 { break }
+            }
+            return seen
+        }
+        let timeout = Task {
+            try await Task.sleep(for: .seconds(10))
+            collector.cancel()
+        }
+        let person: Person = observed.create(id: 5)
+        _ = try StateFixtures.Pet.create(in: observed, id: 9, name: "not a person")
+        person.name = "Five"
+        person.age = 55
+        let seen = await collector.value
+        timeout.cancel()
+        #expect(seen == [Path(model: 1, instance: 5), Path(model: 1, instance: 5, property: 1),
+                         Path(model: 1, instance: 5, property: 2)])
+    }
+}
