@@ -214,6 +214,7 @@ func run() throws {
     try PersistableDemo.run(db)
     try predicatesDemo(db)
     try ORMDemo.run(db)
+    try StateDemo.run(db)
 
     print("\nDone.")
 }
