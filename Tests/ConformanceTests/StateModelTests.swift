@@ -231,6 +231,34 @@ import UnityState
         ])
     }
 
+    /// Inside a transaction the SQL stores buffer writes and send them as multi-row
+    /// statements: a read inside still sees them, a path written twice keeps the last value,
+    /// and thousands of instances go in at once.
+    @Test(arguments: StateStore.allCases)
+    func writesInATransactionAreReadBackAndBatched(_ store: StateStore) throws {
+        let fixture = try store.make()
+        defer { fixture.tearDown() }
+        let db = fixture.database
+        try db.transaction {
+            let person: Person = db.create(id: 1)
+            person.name = "first"
+            #expect(person.name == "first")
+            person.name = "second"
+            person.age = 33
+            #expect(db.all(of: Person.self).map(\.id) == [1])
+            for id in 100..<2_600 {
+                let other: Person = db.create(id: id)
+                other.name = "p\(id)"
+                other.age = id
+            }
+        }
+        #expect((db.get(id: 1) as Person?)?.name == "second")
+        #expect((db.get(id: 1) as Person?)?.age == 33)
+        #expect(db.all(of: Person.self).count == 2_501)
+        #expect((db.get(id: 2_599) as Person?)?.name == "p2599")
+        #expect(try db.all(Person.self, matching: \.age >= 2_500).count == 100)
+    }
+
     @Test(arguments: StateStore.allCases)
     func aFailedTransactionLeavesNothing(_ store: StateStore) throws {
         struct Stop: Error {}

@@ -139,9 +139,22 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
     /// it. When a write inside failed (or `body` throws), nothing of it is applied and this
     /// throws (the failed write's ``StateError``).
     public func transaction<R>(_ body: () throws -> R) throws -> R {
-        try database.write { _ in
+        let thread = ThreadKey.current
+        lock.lock()
+        let outermost = buffers[thread] == nil
+        if outermost { buffers[thread] = PendingWrites() }
+        lock.unlock()
+        defer {
+            if outermost {
+                lock.lock()
+                buffers[thread] = nil
+                lock.unlock()
+            }
+        }
+        return try database.write { _ in
             let before = failureCount
             let result = try body()
+            if outermost { try flushBuffer() }
             if failureCount != before, let failure = lastError { throw failure }
             return result
         }
@@ -179,6 +192,7 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
     /// Runs a read on the connection the current thread holds (inside a transaction) or on a
     /// reader; a failure is logged and read as nothing.
     func read<T>(_ path: Path?, _ body: (Connection) throws -> T?) -> T? {
+        flushBeforeRead()
         do {
             return try database.withConnection(role: .reader, body)
         } catch {
@@ -251,45 +265,77 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
 
     /// Stores `value` at `path` as written at `date` (now when nil). A write older than the
     /// value stored changes nothing but the history: a late or repeated message never reverts
-    /// a newer value.
+    /// a newer value. Inside ``transaction(_:)`` the write is buffered and goes to the database
+    /// with the others as multi-row statements (before the next read, and at the end).
     public func set<Value: DatabaseValue>(_ value: Value, for path: Path, at date: Date?) {
         let when = (date ?? clock()).timeIntervalSince1970
         do {
-            var statements: [SQLStatement] = []
+            let buffer = currentBuffer()
+            let rows = buffer ?? PendingWrites()
+            let key: [SQLValue] = [.integer(Int64(path.model)), .integer(Int64(path.instance))]
             if path.isInstanceStatus {
                 guard let status = value as? InstanceStatus else {
                     throw StateError.valueCodingFailed(path: path, error: "an instance status path holds only InstanceStatus values")
                 }
-                statements.append(.insert(SQLInsert(
-                    into: Self.instancesTable, columns: ["model", "instance", "status", "written_at"],
-                    values: [[.bind(.integer(Int64(path.model))), .bind(.integer(Int64(path.instance))),
-                              .bind(.integer(Int64(status.rawValue))), .bind(.double(when))]])
-                    .onConflict(["model", "instance"], doUpdate: [SQLAssignment("status", .excluded("status")),
-                                                                  SQLAssignment("written_at", .excluded("written_at"))],
-                                where: .binary(.column(table: Self.instancesTable, name: "written_at"), .lessOrEqual, .excluded("written_at")))))
+                rows.add(instance: key + [.integer(Int64(status.rawValue)), .double(when)], at: key)
             }
             let columns = try codec.encode(value)
-            let row: [SQLExpression] = [SQLValue.integer(Int64(path.model)), .integer(Int64(path.instance)),
-                                        .integer(Int64(path.property))].map { .bind($0) }
-                + columns.values.map { .bind($0) } + [.bind(.double(when))]
-            let names = ["model", "instance", "property"] + Self.valueColumnNames
-            if !path.isInstanceStatus {
-                statements.append(.insert(SQLInsert(into: Self.valuesTable, columns: names, values: [row])
-                    .onConflict(["model", "instance", "property"],
-                                doUpdate: Self.valueColumnNames.map { SQLAssignment($0, .excluded($0)) },
-                                where: .binary(.column(table: Self.valuesTable, name: "written_at"), .lessOrEqual, .excluded("written_at")))))
-            }
-            if keepsHistory {
-                statements.append(.insert(SQLInsert(into: Self.historyTable, columns: names, values: [row])))
-            }
+            let row = key + [.integer(Int64(path.property))] + columns.values + [.double(when)]
+            if !path.isInstanceStatus { rows.add(value: row, at: key + [.integer(Int64(path.property))]) }
+            if keepsHistory { rows.history.append(row) }
+            if buffer != nil { return }
+            let statements = rows.statements(dialect: database.dialect, history: keepsHistory)
             if statements.count == 1 {
-                // One statement: atomic by itself (inside a transaction it joins it).
+                // One statement: atomic by itself.
                 _ = try database.withConnection(role: .writer) { try $0.execute(statements[0]) }
             } else {
                 _ = try database.write { try $0.executeBatch(statements) }
             }
         } catch {
             recordFailure(error, path: path)
+        }
+    }
+
+    // MARK: Buffered writes in a transaction
+
+    /// The calling thread (a transaction's body runs on the thread that called it).
+    struct ThreadKey: Hashable {
+        let id: pthread_t
+        static var current: ThreadKey { ThreadKey(id: pthread_self()) }
+        static func == (a: ThreadKey, b: ThreadKey) -> Bool { pthread_equal(a.id, b.id) != 0 }
+        #if canImport(Darwin)
+        static func bits(_ id: pthread_t) -> UInt { UInt(bitPattern: id) }
+        #else
+        static func bits(_ id: pthread_t) -> UInt { UInt(id) }
+        #endif
+        func hash(into hasher: inout Hasher) { hasher.combine(Self.bits(id)) }
+    }
+
+    /// The writes buffered by the transaction this thread runs, if any.
+    private var buffers: [ThreadKey: PendingWrites] = [:]
+
+    private func currentBuffer() -> PendingWrites? {
+        lock.lock()
+        defer { lock.unlock() }
+        return buffers[ThreadKey.current]
+    }
+
+    /// Sends this thread's buffered writes to the database (inside its transaction), so that
+    /// a read sees them.
+    func flushBuffer() throws {
+        guard let buffer = currentBuffer(), !buffer.isEmpty else { return }
+        let statements = buffer.statements(dialect: database.dialect, history: keepsHistory)
+        buffer.removeAll()
+        _ = try database.withConnection(role: .writer) { try $0.executeBatch(statements) }
+    }
+
+    /// Flushes before a read inside a transaction; a failure is recorded (the transaction
+    /// then throws) and the read goes on.
+    func flushBeforeRead() {
+        do {
+            try flushBuffer()
+        } catch {
+            recordFailure(error, path: Path(model: 0, instance: 0, property: 0))
         }
     }
 
