@@ -43,6 +43,8 @@ let package = Package(
                 .product(name: "UnityPersistable", package: "Unity"),
                 .product(name: "UnityPredicates", package: "Unity"),
                 .product(name: "UnityORM", package: "Unity"),
+                // The state flavor's runtime (no macros: the benchmark writes its conformance).
+                .product(name: "UnityStateRuntime", package: "Unity"),
             ]
         ),
     ],

@@ -8,6 +8,8 @@ struct BenchOptions: Sendable {
     var only: [String] = []
     /// Small sizes, one iteration, no warm-up; correctness is the point.
     var quick = false
+    /// Run the state flavor's workloads (`--state`) instead of the table.
+    var state = false
     /// Timed iterations per case (the median is reported).
     var iterations = 5
     /// Untimed warm-up runs per case.
@@ -35,6 +37,7 @@ struct BenchOptions: Sendable {
                            [--json FILE] [--postgres URL] [--require-postgres] [--sqlite-path FILE]
 
           --quick             small row counts, 1 iteration, no warm-up; checks every result (< 1 minute)
+          --state             the state flavor's workloads (create / read / filter, SQLite) instead
           --rows N            base row count (default 100000; 2000 with --quick); all sizes scale with it
           --only PATTERN      run only cases whose "backend/workload/subject" contains PATTERN
                               (workload "concurrent-8" / "concurrent-64" for the concurrent lookups)
@@ -69,6 +72,7 @@ struct BenchOptions: Sendable {
         while let argument = remaining.popFirst() {
             switch argument {
             case "--quick": options.quick = true
+            case "--state": options.state = true
             case "--rows": options.rows = try count(argument, minimum: 1); rowsGiven = true
             case "--only": options.only += try value(argument).split(separator: ",").map(String.init)
             case "--iterations": options.iterations = try count(argument, minimum: 1); iterationsGiven = true

@@ -39,6 +39,10 @@ func runBenchmarks() async -> Int32 {
             try await runStreamChild(child, options: options, target: target)
             return 0
         }
+        if options.state {
+            try StateBench.run(options: options, path: sqlitePath)
+            return 0
+        }
         let runner = BenchRunner(options: options, target: target)
         log("unity-bench: base \(options.rows) rows, \(options.warmups) warm-up + \(options.iterations) timed iteration(s)\(options.quick ? ", quick" : "")")
         try await runner.runAll()

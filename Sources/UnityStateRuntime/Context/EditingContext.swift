@@ -78,10 +78,11 @@ public class EditingContext: Database {
     /// (always none for this context; see ``HistoryEditingContext``).
     @discardableResult
     public func commitChanges() throws -> [Path] {
-        let pending = edits.sorted { $0.key < $1.key }
+        // Each path is written once, so the order does not matter (no sort of every path).
+        let pending = edits
         let date = commitDate
         try database.transaction {
-            for (_, edit) in pending { edit.write(database, date) }
+            for edit in pending.values { edit.write(database, date) }
         }
         discardChanges()
         return []

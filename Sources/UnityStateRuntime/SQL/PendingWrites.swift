@@ -4,10 +4,17 @@ import Unity
 /// values, and the history, as multi-row statements. A path written twice keeps the later
 /// write (the newer date; the last one on a tie), as single writes one after another would.
 final class PendingWrites {
+    /// A row's key: model, instance, property (0 for an instance status).
+    struct Key: Hashable {
+        let model: Int
+        let instance: Int
+        let property: Int
+    }
+
     private var instanceRows: [[SQLValue]] = []
-    private var instanceIndex: [[SQLValue]: Int] = [:]
+    private var instanceIndex: [Key: Int] = [:]
     private var valueRows: [[SQLValue]] = []
-    private var valueIndex: [[SQLValue]: Int] = [:]
+    private var valueIndex: [Key: Int] = [:]
     var history: [[SQLValue]] = []
 
     var isEmpty: Bool { instanceRows.isEmpty && valueRows.isEmpty && history.isEmpty }
@@ -18,7 +25,7 @@ final class PendingWrites {
         return new >= old
     }
 
-    func add(instance row: [SQLValue], at key: [SQLValue]) {
+    func add(instance row: [SQLValue], at key: Key) {
         if let index = instanceIndex[key] {
             if Self.isNotOlder(row, than: instanceRows[index]) { instanceRows[index] = row }
         } else {
@@ -27,7 +34,7 @@ final class PendingWrites {
         }
     }
 
-    func add(value row: [SQLValue], at key: [SQLValue]) {
+    func add(value row: [SQLValue], at key: Key) {
         if let index = valueIndex[key] {
             if Self.isNotOlder(row, than: valueRows[index]) { valueRows[index] = row }
         } else {

@@ -277,11 +277,14 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
                 guard let status = value as? InstanceStatus else {
                     throw StateError.valueCodingFailed(path: path, error: "an instance status path holds only InstanceStatus values")
                 }
-                rows.add(instance: key + [.integer(Int64(status.rawValue)), .double(when)], at: key)
+                rows.add(instance: key + [.integer(Int64(status.rawValue)), .double(when)],
+                         at: PendingWrites.Key(model: path.model, instance: path.instance, property: 0))
             }
             let columns = try codec.encode(value)
             let row = key + [.integer(Int64(path.property))] + columns.values + [.double(when)]
-            if !path.isInstanceStatus { rows.add(value: row, at: key + [.integer(Int64(path.property))]) }
+            if !path.isInstanceStatus {
+                rows.add(value: row, at: PendingWrites.Key(model: path.model, instance: path.instance, property: path.property))
+            }
             if keepsHistory { rows.history.append(row) }
             if buffer != nil { return }
             let statements = rows.statements(dialect: database.dialect, history: keepsHistory)
