@@ -26,20 +26,20 @@ final class PendingWrites {
     }
 
     func add(instance row: [SQLValue], at key: Key) {
-        if let index = instanceIndex[key] {
-            if Self.isNotOlder(row, than: instanceRows[index]) { instanceRows[index] = row }
-        } else {
-            instanceIndex[key] = instanceRows.count
-            instanceRows.append(row)
-        }
+        Self.add(row, at: key, to: &instanceRows, index: &instanceIndex)
     }
 
     func add(value row: [SQLValue], at key: Key) {
-        if let index = valueIndex[key] {
-            if Self.isNotOlder(row, than: valueRows[index]) { valueRows[index] = row }
+        Self.add(row, at: key, to: &valueRows, index: &valueIndex)
+    }
+
+    /// Appends `row`, or replaces the row of the same key unless that one is newer.
+    private static func add(_ row: [SQLValue], at key: Key, to rows: inout [[SQLValue]], index: inout [Key: Int]) {
+        if let position = index[key] {
+            if isNotOlder(row, than: rows[position]) { rows[position] = row }
         } else {
-            valueIndex[key] = valueRows.count
-            valueRows.append(row)
+            index[key] = rows.count
+            rows.append(row)
         }
     }
 

@@ -62,9 +62,22 @@ private struct PropertyWriter: PropertyVisitor {
     }
 }
 
+/// Both sides of a synchronization find model types the same way.
+protocol ModelMapping {
+    var modelMap: ModelMap { get }
+}
+
+extension ModelMapping {
+    /// The model type of `model` from the map; a type whose own id differs is not it.
+    func modelType(_ model: ModelKey) throws(StateError) -> any ModelProtocol.Type {
+        guard let type = modelMap(model), type.modelId == model else { throw .unknownModel(id: model) }
+        return type
+    }
+}
+
 /// Reads what the remote side asks for: StateModel's `RequestProcessor`, on the database that
 /// holds the data (a server). Requests and answers are encoded `Data`.
-public final class RequestProcessor {
+public final class RequestProcessor: ModelMapping {
     /// The database answered from.
     public let database: any Database
     let coder: MessageCoder
@@ -76,11 +89,6 @@ public final class RequestProcessor {
         self.database = database
         self.coder = MessageCoder(encoder: encoder, decoder: decoder)
         self.modelMap = modelMap
-    }
-
-    private func modelType(_ model: ModelKey) throws(StateError) -> any ModelProtocol.Type {
-        guard let type = modelMap(model), type.modelId == model else { throw .unknownModel(id: model) }
-        return type
     }
 
     /// The status of the model's instances: those changed after the request's date on a
@@ -199,7 +207,7 @@ struct DecodedCommandArguments: CommandArguments {
 
 /// Asks a remote side for updates and applies them: StateModel's `UpdateConsumer`, on the
 /// local database (a client). Every apply writes in one transaction of the local database.
-public final class UpdateConsumer {
+public final class UpdateConsumer: ModelMapping {
     /// The local database updates are applied to.
     public let database: any Database
     let coder: MessageCoder
@@ -211,11 +219,6 @@ public final class UpdateConsumer {
         self.database = database
         self.coder = MessageCoder(encoder: encoder, decoder: decoder)
         self.modelMap = modelMap
-    }
-
-    private func modelType(_ model: ModelKey) throws(StateError) -> any ModelProtocol.Type {
-        guard let type = modelMap(model), type.modelId == model else { throw .unknownModel(id: model) }
-        return type
     }
 
     /// A request for the status of every instance of `model` changed after `date`.
