@@ -68,8 +68,6 @@ import UnityState
         #expect(db.get(id: 2, of: Person.self) == nil)
         #expect(context.hasChanges)
         let sql = try #require(db as? SQLDatabase)
-        // Bound first: matching `case` directly on the getter's result crashes at run time
-        // when built by Swift 6.3.1 (a miscompile of the copied enum).
         let last = sql.lastError
         guard case .valueCodingFailed(let path, _) = last else {
             Issue.record("expected valueCodingFailed, got \(String(describing: sql.lastError))")

@@ -14,6 +14,9 @@ import Unity
 /// `set` cannot throw (StateModel's interface): a write that fails is reported to ``onError``,
 /// logged, kept as ``lastError``, and never half-applied. Writes that belong together go through
 /// ``transaction(_:)``, which throws when any of them failed and then applies none.
+// Its members are `final`: SQLHistoryDatabase adds to them and overrides none, and no vtable
+// entry then moves when an internal helper changes (a stale incremental build of a dependent
+// module would call the wrong method).
 public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
     // @unchecked: the mutable state (`lastError`, `failures`, `onError`) is guarded by `lock`;
     // the core database is Sendable.
@@ -55,7 +58,7 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
     }
 
     /// The most recent failed write, if any.
-    public var lastError: StateError? {
+    public final var lastError: StateError? {
         lock.lock()
         defer { lock.unlock() }
         return lastFailure
@@ -63,7 +66,7 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
 
     /// Called with every write that failed outside a ``transaction(_:)`` (inside one, the
     /// transaction throws instead).
-    public var onError: (@Sendable (StateError) -> Void)? {
+    public final var onError: (@Sendable (StateError) -> Void)? {
         get { lock.lock(); defer { lock.unlock() }; return errorHandler }
         set { lock.lock(); errorHandler = newValue; lock.unlock() }
     }
@@ -113,7 +116,7 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
 
     /// Records a failed write: kept, counted (a transaction in progress sees the count move
     /// and throws), logged and handed to ``onError``.
-    func recordFailure(_ error: Error, path: Path) {
+    final func recordFailure(_ error: Error, path: Path) {
         let failure: StateError
         switch error {
         case let error as StateError: failure = error
@@ -138,7 +141,7 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
     /// Runs `body` in one write transaction of the core database: every `set` inside joins
     /// it. When a write inside failed (or `body` throws), nothing of it is applied and this
     /// throws (the failed write's ``StateError``).
-    public func transaction<R>(_ body: () throws -> R) throws -> R {
+    public final func transaction<R>(_ body: () throws -> R) throws -> R {
         let thread = ThreadKey.current
         lock.lock()
         let outermost = buffers[thread] == nil
@@ -173,7 +176,7 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
     static let valueColumnNames = ["kind", "int_value", "real_value", "text_value", "blob_value", "written_at"]
 
     /// Decodes the value columns of `row` starting at `offset` (kind first, written_at last).
-    func decodeValue<Value>(_ type: Value.Type, row: Row, offset: Int = 0) -> Timestamped<Value>? {
+    final func decodeValue<Value>(_ type: Value.Type, row: Row, offset: Int = 0) -> Timestamped<Value>? {
         guard case .integer(let kind) = row[offset],
               let value = codec.decode(Value.self, kind: kind, integer: row[offset + 1], real: row[offset + 2],
                                        text: row[offset + 3], blob: row[offset + 4]),
@@ -191,7 +194,7 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
 
     /// Runs a read on the connection the current thread holds (inside a transaction) or on a
     /// reader; a failure is logged and read as nothing.
-    func read<T>(_ path: Path?, _ body: (Connection) throws -> T?) -> T? {
+    final func read<T>(_ path: Path?, _ body: (Connection) throws -> T?) -> T? {
         flushBeforeRead()
         do {
             return try database.withConnection(role: .reader, body)
@@ -201,11 +204,15 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
         }
     }
 
-    public func get<Value: DatabaseValue>(_ path: Path) -> Timestamped<Value>? {
+    public final func get<Value: DatabaseValue>(_ path: Path) -> Timestamped<Value>? {
         if path.isInstanceStatus {
             guard let status = readStatus(model: path.model, instance: path.instance),
                   let value = status.value as? Value else { return nil }
             return Timestamped(value: value, date: status.date)
+        }
+        if let prefetched = prefetchedRows(), prefetched.covers(path) {
+            return prefetched.values[PendingWrites.Key(model: path.model, instance: path.instance, property: path.property)]
+                .flatMap { decodeValue(Value.self, row: $0, offset: 2) }
         }
         let select = SQLSelect(from: Self.valuesTable)
             .columns(Self.valueColumnNames.map { .expression(.column($0), alias: nil) })
@@ -215,12 +222,15 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
         }
     }
 
-    public func get<Value: DatabaseValue>(_ path: Path) -> Value? {
+    public final func get<Value: DatabaseValue>(_ path: Path) -> Value? {
         let found: Timestamped<Value>? = get(path)
         return found?.value
     }
 
-    func readStatus(model: ModelKey, instance: InstanceKey) -> Timestamped<InstanceStatus>? {
+    final func readStatus(model: ModelKey, instance: InstanceKey) -> Timestamped<InstanceStatus>? {
+        if let prefetched = prefetchedRows(), prefetched.covers(Path(model: model, instance: instance)) {
+            return prefetched.statuses[instance]
+        }
         let select = SQLSelect(from: Self.instancesTable)
             .columns(.expression(.column("status"), alias: nil), .expression(.column("written_at"), alias: nil))
             .where(.and([SQLExpression.column("model").equals(Int64(model)),
@@ -233,7 +243,7 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
         }
     }
 
-    public func all<T>(model: ModelKey, where predicate: (InstanceKey, InstanceStatus, Date) -> T?) -> [T] {
+    public final func all<T>(model: ModelKey, where predicate: (InstanceKey, InstanceStatus, Date) -> T?) -> [T] {
         let select = SQLSelect(from: Self.instancesTable)
             .columns(.expression(.column("instance"), alias: nil), .expression(.column("status"), alias: nil),
                      .expression(.column("written_at"), alias: nil))
@@ -253,13 +263,13 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
         return rows.compactMap { predicate($0.0, $0.1, $0.2) }
     }
 
-    public func all<T>(model: ModelKey, where predicate: (InstanceKey, InstanceStatus) -> T?) -> [T] {
+    public final func all<T>(model: ModelKey, where predicate: (InstanceKey, InstanceStatus) -> T?) -> [T] {
         all(model: model) { id, status, _ in predicate(id, status) }
     }
 
     // MARK: Writing
 
-    public func set<Value: DatabaseValue>(_ value: Value, for path: Path) {
+    public final func set<Value: DatabaseValue>(_ value: Value, for path: Path) {
         set(value, for: path, at: nil)
     }
 
@@ -267,7 +277,7 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
     /// value stored changes nothing but the history: a late or repeated message never reverts
     /// a newer value. Inside ``transaction(_:)`` the write is buffered and goes to the database
     /// with the others as multi-row statements (before the next read, and at the end).
-    public func set<Value: DatabaseValue>(_ value: Value, for path: Path, at date: Date?) {
+    public final func set<Value: DatabaseValue>(_ value: Value, for path: Path, at date: Date?) {
         let when = (date ?? clock()).timeIntervalSince1970
         do {
             let buffer = currentBuffer()
@@ -317,7 +327,7 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
     /// The writes buffered by the transaction this thread runs, if any.
     private var buffers: [ThreadKey: PendingWrites] = [:]
 
-    private func currentBuffer() -> PendingWrites? {
+    private final func currentBuffer() -> PendingWrites? {
         lock.lock()
         defer { lock.unlock() }
         return buffers[ThreadKey.current]
@@ -325,7 +335,7 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
 
     /// Sends this thread's buffered writes to the database (inside its transaction), so that
     /// a read sees them.
-    func flushBuffer() throws {
+    final func flushBuffer() throws {
         guard let buffer = currentBuffer(), !buffer.isEmpty else { return }
         let statements = buffer.statements(dialect: database.dialect, history: keepsHistory)
         buffer.removeAll()
@@ -334,12 +344,84 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
 
     /// Flushes before a read inside a transaction; a failure is recorded (the transaction
     /// then throws) and the read goes on.
-    func flushBeforeRead() {
+    final func flushBeforeRead() {
         do {
             try flushBuffer()
         } catch {
             recordFailure(error, path: Path(model: 0, instance: 0, property: 0))
         }
+    }
+
+    // MARK: Reading many instances at once
+
+    /// The rows of a range of instances of one model, read with two statements, that this
+    /// thread's reads use instead of a statement per value (synchronization pages).
+    final class PrefetchedRows {
+        let model: ModelKey
+        let range: ClosedRange<InstanceKey>
+        /// Each value's row: instance, property, then the value columns.
+        var values: [PendingWrites.Key: Row] = [:]
+        var statuses: [InstanceKey: Timestamped<InstanceStatus>] = [:]
+
+        init(model: ModelKey, range: ClosedRange<InstanceKey>) {
+            self.model = model
+            self.range = range
+        }
+
+        func covers(_ path: Path) -> Bool { path.model == model && range.contains(path.instance) }
+    }
+
+    private var prefetches: [ThreadKey: PrefetchedRows] = [:]
+
+    private final func prefetchedRows() -> PrefetchedRows? {
+        lock.lock()
+        defer { lock.unlock() }
+        return prefetches.isEmpty ? nil : prefetches[ThreadKey.current]
+    }
+
+    /// Runs `body` with every value and status of the instances `range` of `model` read
+    /// ahead in two statements; reads inside `body` on this thread that fall in the range use
+    /// them. (A value written meanwhile by another thread is not seen until `body` returns.)
+    final func withPrefetchedInstances<R>(model: ModelKey, range: ClosedRange<InstanceKey>, _ body: () throws -> R) rethrows -> R {
+        let rows = PrefetchedRows(model: model, range: range)
+        let inRange: SQLExpression = .and([
+            SQLExpression.column("model").equals(Int64(model)),
+            .between(.column("instance"), low: .bind(.integer(Int64(range.lowerBound))),
+                     high: .bind(.integer(Int64(range.upperBound))), negated: false),
+        ])
+        let values = SQLSelect(from: Self.valuesTable)
+            .columns((["instance", "property"] + Self.valueColumnNames).map { .expression(.column($0), alias: nil) })
+            .where(inRange)
+        let statuses = SQLSelect(from: Self.instancesTable)
+            .columns(.expression(.column("instance"), alias: nil), .expression(.column("status"), alias: nil),
+                     .expression(.column("written_at"), alias: nil))
+            .where(inRange)
+        let loaded: Bool? = read(nil) { conn in
+            try conn.forEachRow(.select(values)) { row in
+                guard case .integer(let instance) = row[0], case .integer(let property) = row[1],
+                      let i = Int(exactly: instance), let p = Int(exactly: property) else { return }
+                rows.values[PendingWrites.Key(model: model, instance: i, property: p)] = row
+            }
+            try conn.forEachRow(.select(statuses)) { row in
+                guard case .integer(let instance) = row[0], case .integer(let raw) = row[1], let i = Int(exactly: instance),
+                      let status = UInt8(exactly: raw).flatMap(InstanceStatus.init(rawValue:)),
+                      let date = Self.date(row[2]) else { return }
+                rows.statuses[i] = Timestamped(value: status, date: date)
+            }
+            return true
+        }
+        // Without the rows (a failed read, logged), reads go to the database one by one.
+        guard loaded == true else { return try body() }
+        let thread = ThreadKey.current
+        lock.lock()
+        prefetches[thread] = rows
+        lock.unlock()
+        defer {
+            lock.lock()
+            prefetches[thread] = nil
+            lock.unlock()
+        }
+        return try body()
     }
 
     // MARK: Filters in SQL
@@ -348,7 +430,7 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
     /// one indexed query, for integers, booleans, floating-point numbers, strings and dates
     /// (ordering comparisons) and for any value (equality, compared as stored). Other
     /// comparisons run in Swift (the protocol's default).
-    public func instances(of model: ModelKey, where condition: PropertyCondition) -> [InstanceKey] {
+    public final func instances(of model: ModelKey, where condition: PropertyCondition) -> [InstanceKey] {
         guard let columns = try? codec.encode(condition.value),
               let compared = Self.comparedColumn(columns, ordering: condition.comparison != .equal && condition.comparison != .notEqual) else {
             return defaultInstances(of: model, where: condition)
@@ -399,7 +481,7 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
     }
 
     /// The protocol's evaluation in Swift, for conditions the SQL cannot express.
-    private func defaultInstances(of model: ModelKey, where condition: PropertyCondition) -> [InstanceKey] {
+    private final func defaultInstances(of model: ModelKey, where condition: PropertyCondition) -> [InstanceKey] {
         all(model: model) { instance, status in
             guard status == .created else { return nil }
             return condition.matches(storedIn: self, at: Path(model: model, instance: instance, property: condition.property))

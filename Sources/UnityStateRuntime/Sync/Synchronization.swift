@@ -147,21 +147,47 @@ public final class RequestProcessor: ModelMapping {
     public func process(modelUpdateRequest data: Data) throws(StateError) -> Data {
         let request = try coder.decode(.modelUpdateRequest, ModelUpdateRequestData.self, from: data)
         let type = try modelType(request.model)
-        let ids = database.all(model: request.model) { id, _ in id }.sorted()
+        let ids = database.all(model: request.model) { id, _ in id }.sorted().filter { $0 >= (request.startingAt ?? .min) }
         var page: [InstanceUpdateData] = []
         var count = 0
         var next: InstanceKey?
-        for id in ids where id >= (request.startingAt ?? .min) {
-            guard let update = try instanceUpdate(type, instance: id, after: request.after) else { continue }
-            if update.updateCount == 0 { continue }
-            if !page.isEmpty, count + update.updateCount > max(1, request.limit) {
-                next = id
-                break
+        // The SQL stores read the values of a run of instances with two statements instead of
+        // one per value (`chunk` instances at a time, as many as the page may need).
+        let chunk = max(1, min(1_000, request.limit))
+        var start = 0
+        scan: while start < ids.count {
+            let run = ids[start..<min(ids.count, start + chunk)]
+            start += chunk
+            guard let first = run.first, let last = run.last else { break }
+            let done: Bool = try prefetching(model: request.model, range: first...last) { () throws(StateError) -> Bool in
+                for id in run {
+                    guard let update = try instanceUpdate(type, instance: id, after: request.after) else { continue }
+                    if update.updateCount == 0 { continue }
+                    if !page.isEmpty, count + update.updateCount > max(1, request.limit) {
+                        next = id
+                        return true
+                    }
+                    page.append(update)
+                    count += update.updateCount
+                }
+                return false
             }
-            page.append(update)
-            count += update.updateCount
+            if done { break scan }
         }
         return try coder.encode(.modelUpdate, ModelUpdateData(model: request.model, instances: page, next: next))
+    }
+
+    /// Runs `body` with the instances `range` read ahead when the database is a SQL store.
+    private func prefetching<R>(model: ModelKey, range: ClosedRange<InstanceKey>,
+                                _ body: () throws(StateError) -> R) throws(StateError) -> R {
+        guard let sql = database as? SQLDatabase else { return try body() }
+        do {
+            return try sql.withPrefetchedInstances(model: model, range: range) { try body() }
+        } catch let error as StateError {
+            throw error
+        } catch {
+            throw .decodingFailed(error: String(describing: error))
+        }
     }
 
     /// Runs a command made by ``UpdateConsumer/encode(command:)`` on its instance and answers
