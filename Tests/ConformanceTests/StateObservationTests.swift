@@ -100,4 +100,36 @@ import UnityState
         #expect(seen == [Path(model: 1, instance: 5), Path(model: 1, instance: 5, property: 1),
                          Path(model: 1, instance: 5, property: 2)])
     }
+
+    /// Query results follow the data: each change to the model's instances that arrives
+    /// through the observed database (here a sync and a context commit) is a signal to
+    /// recompute them.
+    @Test(arguments: StateStore.allCases)
+    func queryResultsFollowChanges(_ store: StateStore) async throws {
+        let fixture = try store.make()
+        defer { fixture.tearDown() }
+        let observed = ObservableDatabase(wrapping: fixture.database)
+        try Person.create(in: observed, id: 1, name: "Ann", age: 30)
+        let results = QueryResults(database: observed, descriptor: QueryDescriptor<Person>(where: \.age >= 30, sortBy: { $0.name }))
+        #expect(results.items.map(\.name) == ["Ann"])
+        let signals = observed.changes(of: Person.self)
+        let context = observed.createEditingContext()
+        let bob: Person = context.create(id: 2)
+        bob.name = "Bob"
+        bob.age = 40
+        try context.commitChanges()
+        let collector = Task { () -> Bool in
+            var iterator = signals.makeAsyncIterator()
+            return await iterator.next() != nil
+        }
+        let timeout = Task {
+            try await Task.sleep(for: .seconds(10))
+            collector.cancel()
+        }
+        let signalled = await collector.value
+        timeout.cancel()
+        #expect(signalled)
+        results.refresh()
+        #expect(results.items.map(\.name) == ["Ann", "Bob"])
+    }
 }
