@@ -57,6 +57,20 @@ enum StateBench {
         return sorted[sorted.count / 2]
     }
 
+    /// Times `raw` and `unity` alternately, `iterations` times each (`prepare` runs untimed
+    /// before each), and returns the medians.
+    static func measure(_ workload: String, rows: Int, iterations: Int, prepare: () throws -> Void = {},
+                        raw: () throws -> Void, unity: () throws -> Void) throws -> Row {
+        var rawTimes: [Double] = [], unityTimes: [Double] = []
+        for _ in 0..<iterations {
+            try prepare()
+            rawTimes.append(try time(raw))
+            try prepare()
+            unityTimes.append(try time(unity))
+        }
+        return Row(workload: workload, rows: rows, raw: median(rawTimes), unity: median(unityTimes))
+    }
+
     static func time(_ body: () throws -> Void) rethrows -> Double {
         let start = DispatchTime.now().uptimeNanoseconds
         try body()
@@ -102,29 +116,13 @@ enum StateBench {
             func clear() throws {
                 try raw.execute("DELETE FROM unity_state_instances; DELETE FROM unity_state_values")
             }
-            var rawTimes: [Double] = [], unityTimes: [Double] = []
-            for _ in 0..<iterations {
-                try clear()
-                rawTimes.append(try time { try rawCreate(raw, count: count) })
-                try clear()
-                unityTimes.append(try time { try unityCreate(store, count: count) })
-            }
+            results.append(try measure("create", rows: count, iterations: iterations, prepare: clear,
+                                       raw: { try rawCreate(raw, count: count) }, unity: { try unityCreate(store, count: count) }))
             try check(store, count: count)
-            results.append(Row(workload: "create", rows: count, raw: median(rawTimes), unity: median(unityTimes)))
-
-            rawTimes = []; unityTimes = []
-            for _ in 0..<iterations {
-                rawTimes.append(try time { try rawRead(raw, count: count) })
-                unityTimes.append(try time { try unityRead(store, count: count) })
-            }
-            results.append(Row(workload: "read", rows: count * 3, raw: median(rawTimes), unity: median(unityTimes)))
-
-            rawTimes = []; unityTimes = []
-            for _ in 0..<iterations {
-                rawTimes.append(try time { try rawFilter(raw, count: count) })
-                unityTimes.append(try time { try unityFilter(store, count: count) })
-            }
-            results.append(Row(workload: "filter", rows: count, raw: median(rawTimes), unity: median(unityTimes)))
+            results.append(try measure("read", rows: count * 3, iterations: iterations,
+                                       raw: { try rawRead(raw, count: count) }, unity: { try unityRead(store, count: count) }))
+            results.append(try measure("filter", rows: count, iterations: iterations,
+                                       raw: { try rawFilter(raw, count: count) }, unity: { try unityFilter(store, count: count) }))
         }
         printTable("state (SQLite)", results, iterations: iterations)
     }
@@ -265,31 +263,15 @@ enum StateBench {
                 """, types: [PGType.int8, PGType.int8])
             func clear() throws { try raw.execute("DELETE FROM unity_state_instances; DELETE FROM unity_state_values") }
 
-            var rawTimes: [Double] = [], unityTimes: [Double] = []
-            for _ in 0..<iterations {
-                try clear()
-                rawTimes.append(try time { try rawCreatePG(raw, count: count) })
-                try clear()
-                unityTimes.append(try time { try unityCreate(store, count: count) })
-            }
+            results.append(try measure("create", rows: count, iterations: iterations, prepare: clear,
+                                       raw: { try rawCreatePG(raw, count: count) }, unity: { try unityCreate(store, count: count) }))
             try check(store, count: count)
-            results.append(Row(workload: "create", rows: count, raw: median(rawTimes), unity: median(unityTimes)))
+            results.append(try measure("read", rows: count * 3, iterations: iterations,
+                                       raw: { try rawReadPG(raw, count: count) }, unity: { try unityRead(store, count: count) }))
+            results.append(try measure("filter", rows: count, iterations: iterations,
+                                       raw: { try rawFilterPG(raw, count: count) }, unity: { try unityFilter(store, count: count) }))
 
-            rawTimes = []; unityTimes = []
-            for _ in 0..<iterations {
-                rawTimes.append(try time { try rawReadPG(raw, count: count) })
-                unityTimes.append(try time { try unityRead(store, count: count) })
-            }
-            results.append(Row(workload: "read", rows: count * 3, raw: median(rawTimes), unity: median(unityTimes)))
-
-            rawTimes = []; unityTimes = []
-            for _ in 0..<iterations {
-                rawTimes.append(try time { try rawFilterPG(raw, count: count) })
-                unityTimes.append(try time { try unityFilter(store, count: count) })
-            }
-            results.append(Row(workload: "filter", rows: count, raw: median(rawTimes), unity: median(unityTimes)))
-
-            rawTimes = []; unityTimes = []
+            var rawTimes: [Double] = [], unityTimes: [Double] = []
             for _ in 0..<iterations {
                 for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: sqlitePath + suffix) }
                 let client = try RawSQLiteDatabase(path: sqlitePath)
