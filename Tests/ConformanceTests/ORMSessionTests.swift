@@ -55,6 +55,30 @@ import UnityORM
     }
 
     @Test(arguments: Backend.allCases)
+    func upsertWithARepeatedKeyKeepsTheLastObject(_ backend: Backend) throws {
+        let (dog, person) = AmigoSeed.dogPerson()
+        try withAmigo(backend, [dog, person]) { amigo, test in
+            func dog(_ id: Int, _ label: String) -> Dog {
+                let d = Dog()
+                d.id = id
+                d.label = label
+                return d
+            }
+            let session = try amigo.session
+            // An array upsert and a batch upsert, each holding key 20 twice (and 21 three times
+            // in the batch): the later object wins, as a sequence of single upserts would.
+            try session.add([dog(20, "a"), dog(21, "b"), dog(20, "c")], upsert: true)
+            try session.batch { b in
+                b.add([dog(21, "d"), dog(22, "e"), dog(21, "f"), dog(22, "g"), dog(21, "h")], upsert: true)
+            }
+            try session.commit()
+            let rows = try test.database.fetchAll(sql: "SELECT id, label FROM dog ORDER BY id")
+            #expect(rows.map { $0["id"] } == [.integer(20), .integer(21), .integer(22)])
+            #expect(rows.map { $0["label"] } == [.text("c"), .text("h"), .text("g")])
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
     func addingSavesUnsavedRelatedObjectsFirst(_ backend: Backend) throws {
         let (dog, person) = AmigoSeed.dogPerson()
         try withAmigo(backend, [dog, person]) { amigo, test in
