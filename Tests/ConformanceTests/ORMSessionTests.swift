@@ -79,6 +79,40 @@ import UnityORM
     }
 
     @Test(arguments: Backend.allCases)
+    func forEachStreamsStopsEarlyAndRethrows(_ backend: Backend) throws {
+        let (dog, person) = AmigoSeed.dogPerson()
+        try withAmigo(backend, [dog, person]) { amigo, _ in
+            let session = try amigo.session
+            for i in 1...50 {
+                let d = Dog()
+                d.label = "dog \(i)"
+                try session.add(d)
+            }
+            var labels: [String] = []
+            try session.query(Dog.self).orderBy("id").forEach { labels.append($0.label) }
+            #expect(labels.count == 50)
+            #expect(labels.first == "dog 1")
+            #expect(labels.last == "dog 50")
+            var seen: [Int] = []
+            try session.query(Dog.self).orderBy("id").stream { seen.append($0.id); return seen.count < 3 }
+            #expect(seen == [1, 2, 3])
+            struct Boom: Error {}
+            var count = 0
+            #expect(throws: Boom.self) {
+                try session.query(Dog.self).orderBy("id").forEach { _ in
+                    count += 1
+                    if count == 5 { throw Boom() }
+                }
+            }
+            #expect(count == 5)
+            // The session is still usable and its uncommitted rows are still there.
+            #expect(try session.query(Dog.self).count() == 50)
+            try session.commit()
+            #expect(try amigo.query(Dog.self).filter("id = 7").all().map(\.label) == ["dog 7"])
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
     func addingSavesUnsavedRelatedObjectsFirst(_ backend: Backend) throws {
         let (dog, person) = AmigoSeed.dogPerson()
         try withAmigo(backend, [dog, person]) { amigo, test in
