@@ -188,10 +188,28 @@ struct ORMWriter {
     private func upsertMany(_ objects: [AmigoModel], model: ORMModel, key pk: MappedColumn) throws {
         var visiting = Set<ObjectIdentifier>()
         for o in objects { try saveRelated(of: o, model: model, visiting: &visiting) }
-        try forEachChunk(of: objects, model: model, includeKey: true) { slice, names, rows in
-            _ = try conn.execute(.insert(upsertStatement(model: model, key: pk, names: names, rows: rows)))
-            for o in slice { try maintainLinks(of: o, model: model) }
+        // PostgreSQL's ON CONFLICT cannot touch one row twice in a statement, so a key that
+        // repeats starts a new statement: the later object wins on both backends, as a
+        // sequence of single upserts would.
+        var segment: [AmigoModel] = []
+        var seen = Set<DatabaseValue>()
+        func flush() throws {
+            guard !segment.isEmpty else { return }
+            try forEachChunk(of: segment, model: model, includeKey: true) { slice, names, rows in
+                _ = try conn.execute(.insert(upsertStatement(model: model, key: pk, names: names, rows: rows)))
+                for o in slice { try maintainLinks(of: o, model: model) }
+            }
+            segment.removeAll(keepingCapacity: true)
+            seen.removeAll(keepingCapacity: true)
         }
+        for o in objects {
+            if let key = try model.savedKey(of: o), !seen.insert(key).inserted {
+                try flush()
+                seen.insert(key)
+            }
+            segment.append(o)
+        }
+        try flush()
     }
 
     private func insertMany(_ objects: [AmigoModel], model: ORMModel, key pk: MappedColumn) throws {

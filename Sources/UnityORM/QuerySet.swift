@@ -75,6 +75,29 @@ public struct QuerySet<T: AmigoModel> {
         }
     }
 
+    /// Streams the objects, in the order asked for: each row is decoded into an object and handed
+    /// to `body` as it arrives, with no array of all the objects. An error `body` throws stops the
+    /// stream and is rethrown; the session stays usable.
+    public func forEach(_ body: (T) throws -> Void) throws {
+        try stream { try body($0); return true }
+    }
+
+    /// Streams the objects like ``forEach(_:)`` while `body` returns true; returning false ends
+    /// the stream early (the rest of the result set is discarded).
+    public func stream(_ body: (T) throws -> Bool) throws {
+        let plan = try Plan(query: self)
+        let select = plan.select(limit: limitCount, offset: offsetCount)
+        do {
+            try executor.run { conn in
+                try conn.forEachRow(.select(select)) { row in
+                    if try !body(plan.materialize(row)) { throw ORMStreamStop() }
+                }
+            }
+        } catch is ORMStreamStop {
+            return
+        }
+    }
+
     /// The number of objects the query selects, counted by the database.
     public func count() throws -> Int {
         let plan = try Plan(query: self)
@@ -296,3 +319,6 @@ struct Plan<T: AmigoModel> {
 }
 
 
+
+/// Thrown inside a stream to end it early; never leaves ``QuerySet/stream(_:)``.
+private struct ORMStreamStop: Error {}

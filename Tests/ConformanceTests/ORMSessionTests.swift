@@ -55,6 +55,64 @@ import UnityORM
     }
 
     @Test(arguments: Backend.allCases)
+    func upsertWithARepeatedKeyKeepsTheLastObject(_ backend: Backend) throws {
+        let (dog, person) = AmigoSeed.dogPerson()
+        try withAmigo(backend, [dog, person]) { amigo, test in
+            func dog(_ id: Int, _ label: String) -> Dog {
+                let d = Dog()
+                d.id = id
+                d.label = label
+                return d
+            }
+            let session = try amigo.session
+            // An array upsert and a batch upsert, each holding key 20 twice (and 21 three times
+            // in the batch): the later object wins, as a sequence of single upserts would.
+            try session.add([dog(20, "a"), dog(21, "b"), dog(20, "c")], upsert: true)
+            try session.batch { b in
+                b.add([dog(21, "d"), dog(22, "e"), dog(21, "f"), dog(22, "g"), dog(21, "h")], upsert: true)
+            }
+            try session.commit()
+            let rows = try test.database.fetchAll(sql: "SELECT id, label FROM dog ORDER BY id")
+            #expect(rows.map { $0["id"] } == [.integer(20), .integer(21), .integer(22)])
+            #expect(rows.map { $0["label"] } == [.text("c"), .text("h"), .text("g")])
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func forEachStreamsStopsEarlyAndRethrows(_ backend: Backend) throws {
+        let (dog, person) = AmigoSeed.dogPerson()
+        try withAmigo(backend, [dog, person]) { amigo, _ in
+            let session = try amigo.session
+            for i in 1...50 {
+                let d = Dog()
+                d.label = "dog \(i)"
+                try session.add(d)
+            }
+            var labels: [String] = []
+            try session.query(Dog.self).orderBy("id").forEach { labels.append($0.label) }
+            #expect(labels.count == 50)
+            #expect(labels.first == "dog 1")
+            #expect(labels.last == "dog 50")
+            var seen: [Int] = []
+            try session.query(Dog.self).orderBy("id").stream { seen.append($0.id); return seen.count < 3 }
+            #expect(seen == [1, 2, 3])
+            struct Boom: Error {}
+            var count = 0
+            #expect(throws: Boom.self) {
+                try session.query(Dog.self).orderBy("id").forEach { _ in
+                    count += 1
+                    if count == 5 { throw Boom() }
+                }
+            }
+            #expect(count == 5)
+            // The session is still usable and its uncommitted rows are still there.
+            #expect(try session.query(Dog.self).count() == 50)
+            try session.commit()
+            #expect(try amigo.query(Dog.self).filter("id = 7").all().map(\.label) == ["dog 7"])
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
     func addingSavesUnsavedRelatedObjectsFirst(_ backend: Backend) throws {
         let (dog, person) = AmigoSeed.dogPerson()
         try withAmigo(backend, [dog, person]) { amigo, test in
