@@ -133,3 +133,57 @@ import UnityState
         #expect(results.items.map(\.name) == ["Ann", "Bob"])
     }
 }
+
+extension StateObservationTests {
+    struct Refused: Error {}
+
+    /// Writes inside a transaction are announced when it succeeds, and not at all when it
+    /// throws (the store then holds none of them): no observer hears of a change that was
+    /// rolled back.
+    @Test(arguments: StateStore.allCases)
+    func aTransactionIsAnnouncedOnlyWhenItSucceeds(_ store: StateStore) async throws {
+        let fixture = try store.make()
+        defer { fixture.tearDown() }
+        let observed = ObservableDatabase(wrapping: fixture.database)
+        let person = try Person.create(in: observed, id: 3, name: "Ann", age: 30)
+        let stream = observed.changes(of: Person.self)
+        let collector = Task { () -> [Path] in
+            var seen: [Path] = []
+            for await path in stream {
+                seen.append(path)
+                if seen.count == 1 { break }
+            }
+            return seen
+        }
+        let timeout = Task {
+            try await Task.sleep(for: .seconds(10))
+            collector.cancel()
+        }
+        // Another object of the same instance hears of writes only through the wrapper (the
+        // object written to tells its own observers as it writes).
+        let shown = try #require(observed.get(id: 3) as Person?)
+        let counter = Counter()
+        Self.track(counter) { _ = shown.name; _ = shown.age }
+
+        #expect(throws: Refused.self) {
+            try observed.transaction {
+                person.name = "Rolled back"
+                throw Refused()
+            }
+        }
+        #expect(counter.count == 0)
+        #expect(shown.name == "Ann")
+
+        // The tracking above has not fired, so it still watches both properties.
+        try observed.transaction {
+            person.age = 31
+            #expect(counter.count == 0)        // not yet: the transaction is still running
+        }
+        #expect(counter.count == 1)
+        #expect(shown.age == 31)
+
+        let seen = await collector.value
+        timeout.cancel()
+        #expect(seen == [Path(model: 1, instance: 3, property: 2)])
+    }
+}

@@ -5,7 +5,7 @@ import Foundation
 /// object of the same instance), and reports every change as an `AsyncSequence`: StateModel's
 /// `ObservableDatabase` without Combine or SwiftUI.
 public final class ObservableDatabase: Database, @unchecked Sendable {
-    // @unchecked: `objects` and `subscribers` are guarded by `lock`.
+    // @unchecked: `objects`, `subscribers`, `transactionDepth` and `pending` are guarded by `lock`.
 
     /// The database wrapped.
     public let database: any Database
@@ -13,6 +13,9 @@ public final class ObservableDatabase: Database, @unchecked Sendable {
     private let lock = NSLock()
     private var objects: [InstancePath: [WeakModel]] = [:]
     private var subscribers: [UUID: AsyncStream<Path>.Continuation] = [:]
+    /// How many ``transaction(_:)`` calls are running; while any is, changes wait in `pending`.
+    private var transactionDepth = 0
+    private var pending: [Path] = []
 
     private struct InstancePath: Hashable {
         let model: ModelKey
@@ -68,6 +71,17 @@ public final class ObservableDatabase: Database, @unchecked Sendable {
 
     private func didChange(_ path: Path) {
         lock.lock()
+        if transactionDepth > 0 {
+            pending.append(path)
+            lock.unlock()
+            return
+        }
+        lock.unlock()
+        notify(path)
+    }
+
+    private func notify(_ path: Path) {
+        lock.lock()
         let key = InstancePath(model: path.model, instance: path.instance)
         let live = (objects[key] ?? []).compactMap(\.object)
         objects[key] = live.isEmpty ? nil : live.map { WeakModel(object: $0) }
@@ -90,8 +104,33 @@ public final class ObservableDatabase: Database, @unchecked Sendable {
         database.all(model: model, where: predicate)
     }
 
+    /// Runs `body` in a transaction of the wrapped database. The objects and the change
+    /// streams hear of its writes once it succeeded, in the order they were made; when it
+    /// throws (nothing was applied) they hear of none of them.
     public func transaction<R>(_ body: () throws -> R) throws -> R {
-        try database.transaction(body)
+        lock.lock()
+        transactionDepth += 1
+        lock.unlock()
+        let result: R
+        do {
+            result = try database.transaction(body)
+        } catch {
+            _ = finishTransaction()
+            throw error
+        }
+        for path in finishTransaction() { notify(path) }
+        return result
+    }
+
+    /// Ends one ``transaction(_:)``; returns the changes to announce when it was the outermost.
+    private func finishTransaction() -> [Path] {
+        lock.lock()
+        defer { lock.unlock() }
+        transactionDepth -= 1
+        guard transactionDepth == 0 else { return [] }
+        let done = pending
+        pending = []
+        return done
     }
 
     public func instances(of model: ModelKey, where condition: PropertyCondition) -> [InstanceKey] {
