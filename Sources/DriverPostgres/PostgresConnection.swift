@@ -82,6 +82,9 @@ final class PostgresConnection: DriverConnection {
     private var statements: [PGStatementKey: PGPreparedStatement] = [:]
     private var statementCounter = 0
     private var useCounter: UInt64 = 0
+    /// Statements used at or after this count are in use by the running `executeBatch` and
+    /// must not be evicted before it has sent them (0: no batch runs).
+    private var evictionFloor: UInt64 = 0
     private var parameters = PGParameterBuffer()
     /// True while a cursor streams a result: nothing else may run on the connection.
     var cursorOpen = false
@@ -386,9 +389,7 @@ final class PostgresConnection: DriverConnection {
                     + "\(maxParameters) in one statement: split it (for example an IN list into several queries, "
                     + "or a multi-row INSERT into several statements)")
         }
-        if statements.count >= Self.statementCacheCapacity {
-            evictLeastRecentlyUsed(on: conn)
-        }
+        while statements.count >= Self.statementCacheCapacity, evictLeastRecentlyUsed(on: conn) {}
         statementCounter += 1
         let name = "u\(statementCounter)"
         let prepared = types.withUnsafeBufferPointer { buffer in
@@ -423,10 +424,17 @@ final class PostgresConnection: DriverConnection {
         return statement
     }
 
-    private func evictLeastRecentlyUsed(on conn: OpaquePointer) {
-        guard let victim = statements.min(by: { $0.value.lastUse < $1.value.lastUse }) else { return }
+    /// Deallocates the least recently used statement that the running batch does not need;
+    /// when the batch needs them all, the cache grows past its capacity until the next one.
+    /// Returns false when there was none to evict.
+    private func evictLeastRecentlyUsed(on conn: OpaquePointer) -> Bool {
+        let floor = evictionFloor == 0 ? UInt64.max : evictionFloor
+        guard let victim = statements.lazy.filter({ $0.value.lastUse < floor }).min(by: { $0.value.lastUse < $1.value.lastUse }) else {
+            return false
+        }
         statements.removeValue(forKey: victim.key)
         deallocate(victim.value, on: conn)
+        return true
     }
 
     /// Frees a statement on the server. In an aborted transaction this fails; the name is
@@ -681,6 +689,10 @@ final class PostgresConnection: DriverConnection {
         // be bound must fail the batch before any of it reaches the server.
         var statementsBySet = [PGPreparedStatement]()
         statementsBySet.reserveCapacity(bindingSets.count)
+        // A batch whose binding sets need more statements than the cache holds (NULLs in
+        // other places give other parameter types) must not evict one it prepared itself.
+        evictionFloor = useCounter + 1
+        defer { evictionFloor = 0 }
         var previous: PGPreparedStatement?
         var previousTypes: [Oid] = []
         for set in bindingSets {

@@ -242,6 +242,31 @@ struct PostgresValueTests {
         }
     }
 
+    /// A batch whose binding sets have more parameter-type shapes than the cache holds (a
+    /// NULL has no type, so each pattern of NULLs is another statement) keeps every statement
+    /// it prepared until it has sent them: evicting one of its own failed with 26000.
+    @Test("a batch needing more statements than the cache holds evicts none of its own")
+    func batchLargerThanTheStatementCache() throws {
+        try withSchema { _, db in
+            let columns = (0..<10).map { "c\($0)" }
+            try db.executeScript("CREATE TABLE t (id INT8, " + columns.map { "\($0) INT8" }.joined(separator: ", ") + ")")
+            let sql = "INSERT INTO t VALUES (" + (1...11).map { "$\($0)" }.joined(separator: ", ") + ")"
+            // 700 distinct patterns of NULL and int8 over ten columns.
+            let sets: [[DatabaseValue]] = (0..<700).map { i in
+                [.integer(Int64(i))] + (0..<10).map { bit in (i >> bit) & 1 == 1 ? .integer(Int64(bit)) : .null }
+            }
+            #expect(try db.executeBatch(sql, bindingSets: sets) == 700)
+            #expect(try scalar(db, "SELECT count(*) FROM t") == .integer(700))
+            #expect(try scalar(db, "SELECT sum(c9)::int8 FROM t") == .integer(9 * 188))
+            // The cache shrinks back to its capacity on the next statements.
+            #expect(try scalar(db, "SELECT count(*) FROM t WHERE c0 IS NULL") == .integer(350))
+            for i in 0..<5 {
+                #expect(try scalar(db, "SELECT \(i)::int8 + $1", [.integer(1)]) == .integer(Int64(i + 1)))
+            }
+            #expect(try scalar(db, "SELECT count(*) FROM pg_prepared_statements") == .integer(512))
+        }
+    }
+
     @Test("connecting to a closed port fails with .connectionFailed")
     func connectionFailure() throws {
         let error = databaseError { _ = try PostgresDriver("postgresql://postgres@127.0.0.1:1/nowhere?connect_timeout=2").connect(role: .writer) }
