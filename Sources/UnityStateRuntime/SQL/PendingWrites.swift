@@ -51,6 +51,31 @@ final class PendingWrites {
         history.removeAll()
     }
 
+    /// `rows` with the rows whose value columns are NULL in the same places next to each other
+    /// (in their order otherwise). PostgreSQL prepares a multi-row statement once per pattern
+    /// of parameter types, and a NULL has none: rows of mixed kinds in arbitrary order (a
+    /// context's writes) would make nearly every chunk a new statement to parse and plan.
+    static func groupedByShape(_ rows: [[SQLValue]]) -> [[SQLValue]] {
+        // The value columns: kind, int, real, text, blob, written_at after model, instance, property.
+        func shape(_ row: [SQLValue]) -> Int {
+            var mask = 0
+            for (bit, index) in (4...7).enumerated() where index < row.count {
+                if case .null = row[index] {} else { mask |= 1 << bit }
+            }
+            return mask
+        }
+        var buckets = [[[SQLValue]]](repeating: [], count: 16)
+        var first: Int?
+        var mixed = false
+        for row in rows {
+            let s = shape(row)
+            if let f = first, f != s { mixed = true }
+            if first == nil { first = s }
+            buckets[s].append(row)
+        }
+        return mixed ? buckets.flatMap { $0 } : rows
+    }
+
     /// The statements that write everything: upserts that keep a newer stored value, then
     /// the history, each split to the dialect's bind limit.
     func statements(dialect: SQLDialect, history keepsHistory: Bool) -> [SQLStatement] {
@@ -71,7 +96,7 @@ final class PendingWrites {
                                                               SQLAssignment("written_at", .excluded("written_at"))],
                             where: newer(SQLDatabase.instancesTable))))
         }
-        for chunk in chunks(valueRows, width: valueColumns.count) {
+        for chunk in chunks(Self.groupedByShape(valueRows), width: valueColumns.count) {
             result.append(.insert(SQLInsert(into: SQLDatabase.valuesTable, columns: valueColumns,
                                             values: chunk.map { $0.map(SQLExpression.bind) })
                 .onConflict(["model", "instance", "property"],
@@ -79,7 +104,7 @@ final class PendingWrites {
                             where: newer(SQLDatabase.valuesTable))))
         }
         if keepsHistory {
-            for chunk in chunks(history, width: valueColumns.count) {
+            for chunk in chunks(Self.groupedByShape(history), width: valueColumns.count) {
                 result.append(.insert(SQLInsert(into: SQLDatabase.historyTable, columns: valueColumns,
                                                 values: chunk.map { $0.map(SQLExpression.bind) })))
             }
