@@ -101,9 +101,10 @@ import UnityState
                          Path(model: 1, instance: 5, property: 2)])
     }
 
-    /// Query results follow the data: each change to the model's instances that arrives
-    /// through the observed database (here a sync and a context commit) is a signal to
-    /// recompute them.
+    /// Query results follow the data: on an observed database they are computed again after
+    /// each change to the model's instances — a context commit, a sync, a plain write — once
+    /// per transaction, never for another model's writes or for a transaction that threw; the
+    /// change is seen through Observation and through `updates()`.
     @Test(arguments: StateStore.allCases)
     func queryResultsFollowChanges(_ store: StateStore) async throws {
         let fixture = try store.make()
@@ -112,25 +113,58 @@ import UnityState
         try Person.create(in: observed, id: 1, name: "Ann", age: 30)
         let results = QueryResults(database: observed, descriptor: QueryDescriptor<Person>(where: \.age >= 30, sortBy: { $0.name }))
         #expect(results.items.map(\.name) == ["Ann"])
-        let signals = observed.changes(of: Person.self)
-        let context = observed.createEditingContext()
-        let bob: Person = context.create(id: 2)
-        bob.name = "Bob"
-        bob.age = 40
-        try context.commitChanges()
-        let collector = Task { () -> Bool in
-            var iterator = signals.makeAsyncIterator()
-            return await iterator.next() != nil
+        let updates = results.updates()
+        let collector = Task { () -> [[InstanceKey]] in
+            var seen: [[InstanceKey]] = []
+            for await ids in updates {
+                seen.append(ids)
+                if seen.count == 3 { break }
+            }
+            return seen
         }
         let timeout = Task {
             try await Task.sleep(for: .seconds(10))
             collector.cancel()
         }
-        let signalled = await collector.value
-        timeout.cancel()
-        #expect(signalled)
-        results.refresh()
+        let observers = Counter()
+        Self.track(observers) { _ = results.items }
+
+        // An editing context's commit: one recomputation for its two writes.
+        let context = observed.createEditingContext()
+        let bob: Person = context.create(id: 2)
+        bob.name = "Bob"
+        bob.age = 40
+        #expect(results.items.map(\.name) == ["Ann"])       // not committed yet
+        try context.commitChanges()
         #expect(results.items.map(\.name) == ["Ann", "Bob"])
+        #expect(observers.count == 1)
+
+        // Another model's write and a transaction that threw change nothing.
+        _ = try StateFixtures.Pet.create(in: observed, id: 9, name: "not a person")
+        #expect(throws: Refused.self) {
+            try observed.transaction {
+                (observed.get(id: 1) as Person?)?.age = 10
+                throw Refused()
+            }
+        }
+        #expect(results.items.map(\.name) == ["Ann", "Bob"])
+
+        // A sync applied to the observed database: Cid arrives with age 35.
+        let server = InMemoryDatabase()
+        try Person.create(in: server, id: 3, name: "Cid", age: 35)
+        let map: ModelMap = { $0 == 1 ? Person.self : nil }
+        let processor = RequestProcessor(database: server, encoder: JSONEncoder(), decoder: JSONDecoder(), modelMap: map)
+        let consumer = UpdateConsumer(database: observed, encoder: JSONEncoder(), decoder: JSONDecoder(), modelMap: map)
+        try consumer.apply(instanceUpdate: processor.process(instanceUpdateRequest: consumer.instanceUpdateRequest(for: 3, of: Person.self)))
+        #expect(results.items.map(\.name) == ["Ann", "Bob", "Cid"])
+
+        // A plain write that takes Ann out of the filter.
+        (observed.get(id: 1) as Person?)?.age = 20
+        #expect(results.items.map(\.name) == ["Bob", "Cid"])
+
+        let seen = await collector.value
+        timeout.cancel()
+        #expect(seen == [[1, 2], [1, 2, 3], [2, 3]])
     }
 }
 

@@ -13,6 +13,7 @@ public final class ObservableDatabase: Database, @unchecked Sendable {
     private let lock = NSLock()
     private var objects: [InstancePath: [WeakModel]] = [:]
     private var subscribers: [UUID: AsyncStream<Path>.Continuation] = [:]
+    private var listeners: [UUID: ([Path]) -> Void] = [:]
     /// How many ``transaction(_:)`` calls are running; while any is, changes wait in `pending`.
     private var transactionDepth = 0
     private var pending: [Path] = []
@@ -63,6 +64,45 @@ public final class ObservableDatabase: Database, @unchecked Sendable {
         return stream
     }
 
+    /// Calls `body` after every change made through this database, on the thread that made
+    /// it, with the paths written: once per write, or once per transaction with all of its
+    /// writes when it succeeded. ``QueryResults`` recomputes itself this way. The listener is
+    /// removed when the returned token is cancelled or released.
+    public func addListener(_ body: @escaping ([Path]) -> Void) -> ListenerToken {
+        let id = UUID()
+        lock.lock()
+        listeners[id] = body
+        lock.unlock()
+        return ListenerToken { [weak self] in
+            guard let self else { return }
+            self.lock.lock()
+            self.listeners[id] = nil
+            self.lock.unlock()
+        }
+    }
+
+    /// Keeps a listener of ``ObservableDatabase/addListener(_:)`` registered while it lives.
+    public final class ListenerToken: @unchecked Sendable {
+        // @unchecked: `remove` is cleared under `lock`.
+        private let lock = NSLock()
+        private var remove: (() -> Void)?
+
+        init(_ remove: @escaping () -> Void) {
+            self.remove = remove
+        }
+
+        /// Removes the listener (also done when the token is released).
+        public func cancel() {
+            lock.lock()
+            let action = remove
+            remove = nil
+            lock.unlock()
+            action?()
+        }
+
+        deinit { cancel() }
+    }
+
     /// The changes to instances of `model` (a query over it may need recomputing).
     public func changes<Model: ModelProtocol>(of model: Model.Type) -> AsyncFilterSequence<AsyncStream<Path>> {
         let modelId = Model.modelId
@@ -77,18 +117,26 @@ public final class ObservableDatabase: Database, @unchecked Sendable {
             return
         }
         lock.unlock()
-        notify(path)
+        announce([path])
     }
 
-    private func notify(_ path: Path) {
+    /// Tells the objects, the streams and then the listeners of `paths`, in order.
+    private func announce(_ paths: [Path]) {
+        guard !paths.isEmpty else { return }
+        for path in paths {
+            lock.lock()
+            let key = InstancePath(model: path.model, instance: path.instance)
+            let live = (objects[key] ?? []).compactMap(\.object)
+            objects[key] = live.isEmpty ? nil : live.map { WeakModel(object: $0) }
+            let streams = Array(subscribers.values)
+            lock.unlock()
+            for object in live { object.notifyObservers(ofChangeTo: path.property) }
+            for stream in streams { stream.yield(path) }
+        }
         lock.lock()
-        let key = InstancePath(model: path.model, instance: path.instance)
-        let live = (objects[key] ?? []).compactMap(\.object)
-        objects[key] = live.isEmpty ? nil : live.map { WeakModel(object: $0) }
-        let streams = Array(subscribers.values)
+        let hearing = Array(listeners.values)
         lock.unlock()
-        for object in live { object.notifyObservers(ofChangeTo: path.property) }
-        for stream in streams { stream.yield(path) }
+        for listener in hearing { listener(paths) }
     }
 
     public func get<Value: DatabaseValue>(_ path: Path) -> Value? {
@@ -118,7 +166,7 @@ public final class ObservableDatabase: Database, @unchecked Sendable {
             _ = finishTransaction()
             throw error
         }
-        for path in finishTransaction() { notify(path) }
+        announce(finishTransaction())
         return result
     }
 

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Observation)
+import Observation
+#endif
 
 /// What a query selects and how it orders it: StateModel's `QueryDescriptor`, the value a
 /// SwiftUI `@Query` is built from. Both closures run in Swift on each instance; for a filter
@@ -44,42 +47,157 @@ extension Database {
     }
 }
 
-/// The result of a query that can be recomputed: replace ``descriptor`` and ``items`` follow
-/// (StateModel's dynamic `@Query` without SwiftUI). Call ``refresh()`` after the database
-/// changed.
-public final class QueryResults<Model: ModelProtocol> {
+/// The result of a query that follows the data (StateModel's dynamic `@Query`, without
+/// SwiftUI): replace ``descriptor`` and ``items`` are computed again; on an
+/// ``ObservableDatabase`` they are also computed again after every change to the model's
+/// instances made through it — a write, a sync applied to it, an editing context committed
+/// into it (once per transaction). On another database call ``refresh()``.
+///
+/// `items` is observable with Swift's Observation (`withObservationTracking`), and
+/// ``updates()`` reports each new result as an `AsyncSequence` of instance ids. A recomputation
+/// runs on the thread that made the change; reading `items` is safe from any thread.
+public final class QueryResults<Model: ModelProtocol>: @unchecked Sendable {
+    // @unchecked: `state` and `currentDescriptor` are guarded by `lock`; the
+    // descriptor's closures are only called while it is held.
+
     /// The database queried.
     public let database: any Database
 
+    private let lock = NSLock()
+    private var currentDescriptor: QueryDescriptor<Model>
+    private var state: (items: [Model], error: StateError?) = ([], nil)
+    private let subscribers = ResultSubscribers()
+    private var listener: ObservableDatabase.ListenerToken?
+    private let observation = ModelObservation()
+
     /// What is selected; setting it recomputes ``items``.
     public var descriptor: QueryDescriptor<Model> {
-        didSet { refresh() }
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            return currentDescriptor
+        }
+        set {
+            lock.lock()
+            currentDescriptor = newValue
+            lock.unlock()
+            refresh()
+        }
     }
 
     /// The instances selected, in order.
-    public private(set) var items: [Model] = []
+    public var items: [Model] {
+        #if canImport(Observation)
+        if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) { observation.access(self, keyPath: \.items) }
+        #endif
+        lock.lock()
+        defer { lock.unlock() }
+        return state.items
+    }
 
     /// The last error a recomputation met (an invalid key-path filter); `items` is then empty.
-    public private(set) var error: StateError?
+    public var error: StateError? {
+        lock.lock()
+        defer { lock.unlock() }
+        return state.error
+    }
 
-    /// The results of `descriptor` in `database`, computed now.
+    /// The results of `descriptor` in `database`, computed now, and again after each change
+    /// when `database` is an ``ObservableDatabase``.
     public init(database: any Database, descriptor: QueryDescriptor<Model>) {
         self.database = database
-        self.descriptor = descriptor
+        self.currentDescriptor = descriptor
         refresh()
+        if let observed = database as? ObservableDatabase {
+            let modelId = Model.modelId
+            listener = observed.addListener { [weak self] paths in
+                guard let self, paths.contains(where: { $0.model == modelId }) else { return }
+                self.refresh()
+            }
+        }
+    }
+
+    deinit {
+        listener?.cancel()
+        subscribers.finishAll()
+    }
+
+    /// Each result computed from now on, as the ids of its instances in order. The stream ends
+    /// when the task iterating it is cancelled or the results are released.
+    public func updates() -> AsyncStream<[InstanceKey]> {
+        subscribers.makeStream()
     }
 
     /// Computes ``items`` again.
     public func refresh() {
+        lock.lock()
+        let next: (items: [Model], error: StateError?)
         do {
-            items = try database.all(descriptor)
-            error = nil
+            next = (try database.all(currentDescriptor), nil)
         } catch let failure as StateError {
-            items = []
-            error = failure
+            next = ([], failure)
         } catch {
-            items = []
-            self.error = .invalidFilter(String(describing: error))
+            next = ([], .invalidFilter(String(describing: error)))
         }
+        lock.unlock()
+        let ids = next.items.map(\.id)
+        let change = {
+            self.lock.lock()
+            self.state = next
+            self.lock.unlock()
+        }
+        #if canImport(Observation)
+        if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
+            observation.withMutation(of: self, keyPath: \.items, change)
+        } else {
+            change()
+        }
+        #else
+        change()
+        #endif
+        subscribers.yield(ids)
     }
 }
+
+/// The streams of ``QueryResults/updates()`` (not generic, so that their termination handlers
+/// capture nothing of the model type).
+final class ResultSubscribers: @unchecked Sendable {
+    // @unchecked: `streams` is guarded by `lock`.
+    private let lock = NSLock()
+    private var streams: [UUID: AsyncStream<[InstanceKey]>.Continuation] = [:]
+
+    func makeStream() -> AsyncStream<[InstanceKey]> {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream.makeStream(of: [InstanceKey].self)
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            self.lock.lock()
+            self.streams[id] = nil
+            self.lock.unlock()
+        }
+        lock.lock()
+        streams[id] = continuation
+        lock.unlock()
+        return stream
+    }
+
+    func yield(_ ids: [InstanceKey]) {
+        lock.lock()
+        let current = Array(streams.values)
+        lock.unlock()
+        for stream in current { stream.yield(ids) }
+    }
+
+    func finishAll() {
+        lock.lock()
+        let current = Array(streams.values)
+        streams = [:]
+        lock.unlock()
+        for stream in current { stream.finish() }
+    }
+}
+
+#if canImport(Observation)
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension QueryResults: Observable {}
+#endif
