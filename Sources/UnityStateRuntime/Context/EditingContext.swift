@@ -3,7 +3,15 @@ import Foundation
 /// One pending edit of a context: its value, and how to write it to a database.
 struct PendingEdit {
     let value: AnyObject
-    let write: (any Database, Date?) -> Void
+    let write: (CommitTarget) -> Void
+}
+
+/// Where a commit writes: the database, and the same database as a timestamped one when it is
+/// one and the context commits at a date (found once per commit, not once per edit).
+struct CommitTarget {
+    let database: any Database
+    let timestamped: (any TimestampedDatabase)?
+    let date: Date?
 }
 
 /// Changes kept apart from a database until they are committed, as SwiftData's `ModelContext`:
@@ -53,11 +61,11 @@ public class EditingContext: Database {
             guard let status = value as? InstanceStatus else { return }
             editedStatuses[path.model, default: [:]][path.instance] = status
         }
-        edits[path] = PendingEdit(value: StoredValue(value)) { database, date in
-            if let timestamped = database as? any TimestampedDatabase, let date {
+        edits[path] = PendingEdit(value: StoredValue(value)) { target in
+            if let timestamped = target.timestamped, let date = target.date {
                 timestamped.set(value, for: path, at: date)
             } else {
-                database.set(value, for: path)
+                target.database.set(value, for: path)
             }
         }
     }
@@ -81,8 +89,10 @@ public class EditingContext: Database {
         // Each path is written once, so the order does not matter (no sort of every path).
         let pending = edits
         let date = commitDate
+        let target = CommitTarget(database: database, timestamped: date == nil ? nil : database as? any TimestampedDatabase,
+                                  date: date)
         try database.transaction {
-            for edit in pending.values { edit.write(database, date) }
+            for edit in pending.values { edit.write(target) }
         }
         discardChanges()
         return []

@@ -1,45 +1,79 @@
+import Foundation
 import Unity
 
 /// Rows waiting to be written by a SQL state store: the instance statuses, the current
 /// values, and the history, as multi-row statements. A path written twice keeps the later
 /// write (the newer date; the last one on a tie), as single writes one after another would.
+///
+/// The rows are kept flat (one array of values per table, a row every `width` values) so that
+/// buffering a write allocates nothing per row; each chunk's values are bound as they are to a
+/// statement text rendered once per shape (``PendingWriteTemplates``).
 final class PendingWrites {
     /// A row's key: model, instance, property (0 for an instance status).
-    struct Key: Hashable {
+    struct Key: Hashable, Comparable {
         let model: Int
         let instance: Int
         let property: Int
+
+        static func < (a: Key, b: Key) -> Bool {
+            (a.model, a.instance, a.property) < (b.model, b.instance, b.property)
+        }
     }
 
-    private var instanceRows: [[SQLValue]] = []
+    /// model, instance, status, written_at.
+    static let instanceWidth = 4
+    /// model, instance, property, kind, int_value, real_value, text_value, blob_value, written_at.
+    static let valueWidth = 9
+
+    private var instanceRows: [SQLValue] = []
     private var instanceIndex: [Key: Int] = [:]
-    private var valueRows: [[SQLValue]] = []
+    private var valueRows: [SQLValue] = []
     private var valueIndex: [Key: Int] = [:]
-    var history: [[SQLValue]] = []
+    private var historyRows: [SQLValue] = []
+    private var historyKeys: [Key] = []
 
-    var isEmpty: Bool { instanceRows.isEmpty && valueRows.isEmpty && history.isEmpty }
+    var isEmpty: Bool { instanceRows.isEmpty && valueRows.isEmpty && historyRows.isEmpty }
 
-    /// The write date is every row's last value.
-    private static func isNotOlder(_ row: [SQLValue], than other: [SQLValue]) -> Bool {
-        guard case .double(let new) = row.last, case .double(let old) = other.last else { return true }
-        return new >= old
+    /// Buffers an instance's status written at `when`.
+    func addInstance(model: Int, instance: Int, status: Int64, when: Double) {
+        let row: [SQLValue] = [.integer(Int64(model)), .integer(Int64(instance)), .integer(status), .double(when)]
+        Self.add(row, at: Key(model: model, instance: instance, property: 0), width: Self.instanceWidth,
+                 to: &instanceRows, index: &instanceIndex)
     }
 
-    func add(instance row: [SQLValue], at key: Key) {
-        Self.add(row, at: key, to: &instanceRows, index: &instanceIndex)
+    /// Buffers a value (its columns from ``StoredValueCodec``) written at `when`; a status path
+    /// goes only to the history. `history`: the store keeps one.
+    func addValue(_ path: Path, columns: StoredValueCodec.Columns, when: Double, history: Bool) {
+        if !path.isInstanceStatus {
+            let row = Self.valueRow(path, columns: columns, when: when)
+            Self.add(row, at: Key(model: path.model, instance: path.instance, property: path.property),
+                     width: Self.valueWidth, to: &valueRows, index: &valueIndex)
+            if history { appendHistory(row, path) }
+        } else if history {
+            appendHistory(Self.valueRow(path, columns: columns, when: when), path)
+        }
     }
 
-    func add(value row: [SQLValue], at key: Key) {
-        Self.add(row, at: key, to: &valueRows, index: &valueIndex)
+    private func appendHistory(_ row: [SQLValue], _ path: Path) {
+        historyRows.append(contentsOf: row)
+        historyKeys.append(Key(model: path.model, instance: path.instance, property: path.property))
     }
 
-    /// Appends `row`, or replaces the row of the same key unless that one is newer.
-    private static func add(_ row: [SQLValue], at key: Key, to rows: inout [[SQLValue]], index: inout [Key: Int]) {
+    private static func valueRow(_ path: Path, columns: StoredValueCodec.Columns, when: Double) -> [SQLValue] {
+        [.integer(Int64(path.model)), .integer(Int64(path.instance)), .integer(Int64(path.property)),
+         .integer(columns.kind.rawValue), columns.integer, columns.real, columns.text, columns.blob, .double(when)]
+    }
+
+    /// Appends `row`, or replaces the row of the same key unless that one is newer (the write
+    /// date is every row's last value).
+    private static func add(_ row: [SQLValue], at key: Key, width: Int, to rows: inout [SQLValue], index: inout [Key: Int]) {
         if let position = index[key] {
-            if isNotOlder(row, than: rows[position]) { rows[position] = row }
+            let start = position * width
+            if case .double(let new) = row[width - 1], case .double(let old) = rows[start + width - 1], new < old { return }
+            rows.replaceSubrange(start..<start + width, with: row)
         } else {
-            index[key] = rows.count
-            rows.append(row)
+            index[key] = rows.count / width
+            rows.append(contentsOf: row)
         }
     }
 
@@ -48,67 +82,172 @@ final class PendingWrites {
         instanceIndex.removeAll()
         valueRows.removeAll()
         valueIndex.removeAll()
-        history.removeAll()
+        historyRows.removeAll()
+        historyKeys.removeAll()
     }
 
-    /// `rows` with the rows whose value columns are NULL in the same places next to each other
-    /// (in their order otherwise). PostgreSQL prepares a multi-row statement once per pattern
-    /// of parameter types, and a NULL has none: rows of mixed kinds in arbitrary order (a
-    /// context's writes) would make nearly every chunk a new statement to parse and plan.
-    static func groupedByShape(_ rows: [[SQLValue]]) -> [[SQLValue]] {
-        // The value columns: kind, int, real, text, blob, written_at after model, instance, property.
-        func shape(_ row: [SQLValue]) -> Int {
+    /// The rows of `flat` in key order, so that the database inserts into its index from one
+    /// end to the other instead of at random places (a context's edits come in hash order;
+    /// once the index outgrows the page cache, random inserts read a page from disk each).
+    /// Rows of the same key keep their order.
+    static func sortedByKey(_ flat: [SQLValue], width: Int, keys: [(key: Key, row: Int)]) -> [SQLValue] {
+        let order = keys.sorted { $0.key < $1.key || ($0.key == $1.key && $0.row < $1.row) }
+        if order.enumerated().allSatisfy({ $0.offset == $0.element.row }) { return flat }
+        var sorted: [SQLValue] = []
+        sorted.reserveCapacity(flat.count)
+        for entry in order { sorted.append(contentsOf: flat[entry.row * width..<(entry.row + 1) * width]) }
+        return sorted
+    }
+
+    /// The rows of `flat` (every `width` values) with the rows whose value columns are NULL in
+    /// the same places next to each other (in their order otherwise). PostgreSQL prepares a
+    /// multi-row statement once per pattern of parameter types, and a NULL has none: rows of
+    /// mixed kinds in arbitrary order (a context's writes) would make nearly every chunk a new
+    /// statement to parse and plan.
+    static func groupedByShape(_ flat: [SQLValue], width: Int) -> [SQLValue] {
+        // The value columns int, real, text, blob are at 4...7 of a value row.
+        func shape(_ row: Int) -> Int {
             var mask = 0
-            for (bit, index) in (4...7).enumerated() where index < row.count {
-                if case .null = row[index] {} else { mask |= 1 << bit }
+            for (bit, column) in (4...7).enumerated() {
+                if case .null = flat[row * width + column] {} else { mask |= 1 << bit }
             }
             return mask
         }
-        var buckets = [[[SQLValue]]](repeating: [], count: 16)
-        var first: Int?
+        let count = flat.count / width
+        guard count > 1 else { return flat }
+        var shapes = [Int](repeating: 0, count: count)
         var mixed = false
-        for row in rows {
-            let s = shape(row)
-            if let f = first, f != s { mixed = true }
-            if first == nil { first = s }
-            buckets[s].append(row)
+        for row in 0..<count {
+            shapes[row] = shape(row)
+            if shapes[row] != shapes[0] { mixed = true }
         }
-        return mixed ? buckets.flatMap { $0 } : rows
-    }
-
-    /// The statements that write everything: upserts that keep a newer stored value, then
-    /// the history, each split to the dialect's bind limit.
-    func statements(dialect: SQLDialect, history keepsHistory: Bool) -> [SQLStatement] {
-        var result: [SQLStatement] = []
-        let instanceColumns = ["model", "instance", "status", "written_at"]
-        let valueColumns = ["model", "instance", "property"] + SQLDatabase.valueColumnNames
-        func chunks(_ rows: [[SQLValue]], width: Int) -> [ArraySlice<[SQLValue]>] {
-            let size = max(1, min(500, dialect.maxBindParameters / max(1, width)))
-            return stride(from: 0, to: rows.count, by: size).map { rows[$0..<min(rows.count, $0 + size)] }
-        }
-        func newer(_ table: String) -> SQLExpression {
-            .binary(.column(table: table, name: "written_at"), .lessOrEqual, .excluded("written_at"))
-        }
-        for chunk in chunks(instanceRows, width: instanceColumns.count) {
-            result.append(.insert(SQLInsert(into: SQLDatabase.instancesTable, columns: instanceColumns,
-                                            values: chunk.map { $0.map(SQLExpression.bind) })
-                .onConflict(["model", "instance"], doUpdate: [SQLAssignment("status", .excluded("status")),
-                                                              SQLAssignment("written_at", .excluded("written_at"))],
-                            where: newer(SQLDatabase.instancesTable))))
-        }
-        for chunk in chunks(Self.groupedByShape(valueRows), width: valueColumns.count) {
-            result.append(.insert(SQLInsert(into: SQLDatabase.valuesTable, columns: valueColumns,
-                                            values: chunk.map { $0.map(SQLExpression.bind) })
-                .onConflict(["model", "instance", "property"],
-                            doUpdate: SQLDatabase.valueColumnNames.map { SQLAssignment($0, .excluded($0)) },
-                            where: newer(SQLDatabase.valuesTable))))
-        }
-        if keepsHistory {
-            for chunk in chunks(Self.groupedByShape(history), width: valueColumns.count) {
-                result.append(.insert(SQLInsert(into: SQLDatabase.historyTable, columns: valueColumns,
-                                                values: chunk.map { $0.map(SQLExpression.bind) })))
+        guard mixed else { return flat }
+        var grouped: [SQLValue] = []
+        grouped.reserveCapacity(flat.count)
+        for bucket in 0..<16 {
+            for row in 0..<count where shapes[row] == bucket {
+                grouped.append(contentsOf: flat[row * width..<(row + 1) * width])
             }
         }
-        return result
+        return grouped
+    }
+
+    /// The work to send: per statement text, its binding sets, in order (statuses, values, then
+    /// the history). Every text comes from `templates`, rendered by the dialect from the AST.
+    func plan(templates: PendingWriteTemplates, history keepsHistory: Bool) throws -> [(sql: String, bindingSets: [[SQLValue]])] {
+        var plan: [(sql: String, bindingSets: [[SQLValue]])] = []
+        func add(_ flat: [SQLValue], table: PendingWriteTemplates.Table, width: Int) throws {
+            let rows = flat.count / width
+            guard rows > 0 else { return }
+            let perChunk = templates.rowsPerStatement(width: width)
+            var start = 0
+            while start < rows {
+                let count = min(perChunk, rows - start)
+                let sql = try templates.sql(table, rows: count)
+                let set = Array(flat[start * width..<(start + count) * width])
+                if let last = plan.last, last.sql == sql {
+                    plan[plan.count - 1].bindingSets.append(set)
+                } else {
+                    plan.append((sql, [set]))
+                }
+                start += count
+            }
+        }
+        func ordered(_ flat: [SQLValue], width: Int, keys: [(key: Key, row: Int)]) -> [SQLValue] {
+            let sorted = Self.sortedByKey(flat, width: width, keys: keys)
+            return templates.groupsByShape && width == Self.valueWidth ? Self.groupedByShape(sorted, width: width) : sorted
+        }
+        try add(ordered(instanceRows, width: Self.instanceWidth, keys: instanceIndex.map { ($0.key, $0.value) }),
+                table: .instances, width: Self.instanceWidth)
+        try add(ordered(valueRows, width: Self.valueWidth, keys: valueIndex.map { ($0.key, $0.value) }),
+                table: .values, width: Self.valueWidth)
+        if keepsHistory {
+            try add(ordered(historyRows, width: Self.valueWidth, keys: historyKeys.enumerated().map { ($0.element, $0.offset) }),
+                    table: .history, width: Self.valueWidth)
+        }
+        return plan
+    }
+}
+
+/// The statement texts of ``PendingWrites``, rendered once per table and row count by the
+/// store's dialect from the same AST a single write uses, and then bound to new values: an
+/// upsert that keeps a newer stored value for the instance and value tables, a plain insert for
+/// the history.
+final class PendingWriteTemplates: @unchecked Sendable {
+    // @unchecked: `texts` is guarded by `lock`.
+    enum Table: Hashable {
+        case instances, values, history
+    }
+
+    private struct Key: Hashable {
+        let table: Table
+        let rows: Int
+    }
+
+    let dialect: SQLDialect
+    /// PostgreSQL types each parameter (a NULL has none): rows are grouped by where their
+    /// NULLs are (see ``PendingWrites/groupedByShape(_:width:)``). SQLite needs no grouping.
+    let groupsByShape: Bool
+    private let lock = NSLock()
+    private var texts: [Key: String] = [:]
+
+    init(dialect: SQLDialect) {
+        self.dialect = dialect
+        self.groupsByShape = dialect == .postgres
+    }
+
+    /// Rows in one statement: at most 500, and within the dialect's bind limit.
+    func rowsPerStatement(width: Int) -> Int {
+        max(1, min(500, dialect.maxBindParameters / max(1, width)))
+    }
+
+    /// The text for `rows` rows into `table`.
+    func sql(_ table: Table, rows: Int) throws -> String {
+        let key = Key(table: table, rows: rows)
+        lock.lock()
+        if let text = texts[key] {
+            lock.unlock()
+            return text
+        }
+        lock.unlock()
+        let rendered = try dialect.render(Self.statement(table, rows: rows))
+        let width = table == .instances ? PendingWrites.instanceWidth : PendingWrites.valueWidth
+        // The values are bound row after row, as the flat buffers hold them: the statement must
+        // have exactly those placeholders and no others.
+        guard rendered.bindings.count == rows * width else {
+            throw StateError.store(.misuse("the \(table) statement has \(rendered.bindings.count) placeholders for \(rows) rows"))
+        }
+        lock.lock()
+        texts[key] = rendered.sql
+        lock.unlock()
+        return rendered.sql
+    }
+
+    private static func statement(_ table: Table, rows: Int) -> SQLStatement {
+        let instanceColumns = ["model", "instance", "status", "written_at"]
+        let valueColumns = ["model", "instance", "property"] + SQLDatabase.valueColumnNames
+        func placeholders(_ width: Int) -> [[SQLExpression]] {
+            Array(repeating: Array(repeating: SQLExpression.bind(.null), count: width), count: rows)
+        }
+        func newer(_ name: String) -> SQLExpression {
+            .binary(.column(table: name, name: "written_at"), .lessOrEqual, .excluded("written_at"))
+        }
+        switch table {
+        case .instances:
+            return .insert(SQLInsert(into: SQLDatabase.instancesTable, columns: instanceColumns,
+                                     values: placeholders(instanceColumns.count))
+                .onConflict(["model", "instance"], doUpdate: [SQLAssignment("status", .excluded("status")),
+                                                              SQLAssignment("written_at", .excluded("written_at"))],
+                            where: newer(SQLDatabase.instancesTable)))
+        case .values:
+            return .insert(SQLInsert(into: SQLDatabase.valuesTable, columns: valueColumns,
+                                     values: placeholders(valueColumns.count))
+                .onConflict(["model", "instance", "property"],
+                            doUpdate: SQLDatabase.valueColumnNames.map { SQLAssignment($0, .excluded($0)) },
+                            where: newer(SQLDatabase.valuesTable)))
+        case .history:
+            return .insert(SQLInsert(into: SQLDatabase.historyTable, columns: valueColumns,
+                                     values: placeholders(valueColumns.count)))
+        }
     }
 }

@@ -27,6 +27,8 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
     let codec: StoredValueCodec
     let clock: @Sendable () -> Date
     let keepsHistory: Bool
+    /// The multi-row statement texts buffered writes are sent with.
+    let templates: PendingWriteTemplates
     private let lock = NSLock()
     private var failures = 0
     private var lastFailure: StateError?
@@ -52,6 +54,7 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
         self.codec = StoredValueCodec(encoder: encoder, decoder: decoder)
         self.clock = clock
         self.keepsHistory = history
+        self.templates = PendingWriteTemplates(dialect: database.dialect)
         var migrator = Migrator(migrations: Self.migrations(dialect: database.dialect, history: history))
         migrator.ignoresOtherAppliedMigrations = true
         try migrator.migrate(database)
@@ -282,27 +285,22 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
         do {
             let buffer = currentBuffer()
             let rows = buffer ?? PendingWrites()
-            let key: [SQLValue] = [.integer(Int64(path.model)), .integer(Int64(path.instance))]
             if path.isInstanceStatus {
                 guard let status = value as? InstanceStatus else {
                     throw StateError.valueCodingFailed(path: path, error: "an instance status path holds only InstanceStatus values")
                 }
-                rows.add(instance: key + [.integer(Int64(status.rawValue)), .double(when)],
-                         at: PendingWrites.Key(model: path.model, instance: path.instance, property: 0))
+                rows.addInstance(model: path.model, instance: path.instance, status: Int64(status.rawValue), when: when)
             }
-            let columns = try codec.encode(value)
-            let row = key + [.integer(Int64(path.property))] + columns.values + [.double(when)]
-            if !path.isInstanceStatus {
-                rows.add(value: row, at: PendingWrites.Key(model: path.model, instance: path.instance, property: path.property))
-            }
-            if keepsHistory { rows.history.append(row) }
+            rows.addValue(path, columns: try codec.encode(value), when: when, history: keepsHistory)
             if buffer != nil { return }
-            let statements = rows.statements(dialect: database.dialect, history: keepsHistory)
-            if statements.count == 1 {
+            let plan = try rows.plan(templates: templates, history: keepsHistory)
+            if plan.count == 1, plan[0].bindingSets.count == 1 {
                 // One statement: atomic by itself.
-                _ = try database.withConnection(role: .writer) { try $0.execute(statements[0]) }
+                _ = try database.withConnection(role: .writer) { try $0.execute(RenderedSQL(sql: plan[0].sql, bindings: plan[0].bindingSets[0])) }
             } else {
-                _ = try database.write { try $0.executeBatch(statements) }
+                _ = try database.write { conn in
+                    for step in plan { try conn.executeBatch(step.sql, bindingSets: step.bindingSets) }
+                }
             }
         } catch {
             recordFailure(error, path: path)
@@ -337,9 +335,11 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
     /// a read sees them.
     final func flushBuffer() throws {
         guard let buffer = currentBuffer(), !buffer.isEmpty else { return }
-        let statements = buffer.statements(dialect: database.dialect, history: keepsHistory)
+        let plan = try buffer.plan(templates: templates, history: keepsHistory)
         buffer.removeAll()
-        _ = try database.withConnection(role: .writer) { try $0.executeBatch(statements) }
+        _ = try database.withConnection(role: .writer) { conn in
+            for step in plan { try conn.executeBatch(step.sql, bindingSets: step.bindingSets) }
+        }
     }
 
     /// Flushes before a read inside a transaction; a failure is recorded (the transaction

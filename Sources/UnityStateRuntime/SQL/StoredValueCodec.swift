@@ -38,7 +38,17 @@ struct StoredValueCodec {
 
     /// The columns for `value`; throws when the encoder refuses it.
     func encode<Value: Encodable>(_ value: Value) throws -> Columns {
-        try encodeAny(value, depth: 0)
+        // The common types by metatype identity: a pointer comparison each, where the general
+        // path boxes the value and asks the runtime for conformances and casts.
+        if Value.self == String.self { return Columns(kind: .text, text: .text(unsafeBitCast(value, to: String.self))) }
+        if Value.self == Int.self { return Columns(kind: .integer, integer: .integer(Int64(unsafeBitCast(value, to: Int.self)))) }
+        if Value.self == Double.self { return Columns(kind: .real, real: .double(unsafeBitCast(value, to: Double.self))) }
+        if Value.self == Bool.self { return Columns(kind: .boolean, integer: .integer(unsafeBitCast(value, to: Bool.self) ? 1 : 0)) }
+        if Value.self == Int64.self { return Columns(kind: .integer, integer: .integer(unsafeBitCast(value, to: Int64.self))) }
+        if Value.self == InstanceStatus.self {
+            return Columns(kind: .integer, integer: .integer(Int64(unsafeBitCast(value, to: InstanceStatus.self).rawValue)))
+        }
+        return try encodeAny(value, depth: 0)
     }
 
     private func encodeAny(_ value: Any, depth: Int64) throws -> Columns {
