@@ -29,6 +29,10 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
     let keepsHistory: Bool
     /// The multi-row statement texts buffered writes are sent with.
     let templates: PendingWriteTemplates
+    /// The point reads of one value and of one status, rendered once from the AST; bound to
+    /// (model, instance, property) and (model, instance).
+    private let valueReadSQL: String
+    private let statusReadSQL: String
     private let lock = NSLock()
     private var failures = 0
     private var lastFailure: StateError?
@@ -55,6 +59,14 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
         self.clock = clock
         self.keepsHistory = history
         self.templates = PendingWriteTemplates(dialect: database.dialect)
+        let valueRead = try database.dialect.render(.select(Self.valueSelect(Path(model: 0, instance: 0, property: 0))))
+        let statusRead = try database.dialect.render(.select(Self.statusSelect(model: 0, instance: 0)))
+        // The cached texts are bound to the path's numbers in this order, and nothing else.
+        guard valueRead.bindings == [.integer(0), .integer(0), .integer(0)], statusRead.bindings == [.integer(0), .integer(0)] else {
+            throw StateError.store(.misuse("unexpected placeholders in the state store's point reads"))
+        }
+        self.valueReadSQL = valueRead.sql
+        self.statusReadSQL = statusRead.sql
         var migrator = Migrator(migrations: Self.migrations(dialect: database.dialect, history: history))
         migrator.ignoresOtherAppliedMigrations = true
         try migrator.migrate(database)
@@ -217,12 +229,35 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
             return prefetched.values[PendingWrites.Key(model: path.model, instance: path.instance, property: path.property)]
                 .flatMap { decodeValue(Value.self, row: $0, offset: 2) }
         }
-        let select = SQLSelect(from: Self.valuesTable)
-            .columns(Self.valueColumnNames.map { .expression(.column($0), alias: nil) })
-            .where(Self.pathCondition(path))
+        let statement = RenderedSQL(sql: valueReadSQL, bindings: [.integer(Int64(path.model)), .integer(Int64(path.instance)),
+                                                                  .integer(Int64(path.property))])
         return read(path) { conn in
-            try conn.fetchOne(.select(select)).flatMap { decodeValue(Value.self, row: $0) }
+            try Self.fetchOne(statement, on: conn).flatMap { decodeValue(Value.self, row: $0) }
         }
+    }
+
+    /// The value columns of one path.
+    private static func valueSelect(_ path: Path) -> SQLSelect {
+        SQLSelect(from: valuesTable)
+            .columns(valueColumnNames.map { .expression(.column($0), alias: nil) })
+            .where(pathCondition(path))
+    }
+
+    /// The status and its date of one instance.
+    private static func statusSelect(model: ModelKey, instance: InstanceKey) -> SQLSelect {
+        SQLSelect(from: instancesTable)
+            .columns(.expression(.column("status"), alias: nil), .expression(.column("written_at"), alias: nil))
+            .where(.and([SQLExpression.column("model").equals(Int64(model)),
+                         SQLExpression.column("instance").equals(Int64(instance))]))
+    }
+
+    /// The first row of an already rendered statement.
+    private static func fetchOne(_ statement: RenderedSQL, on conn: Connection) throws -> Row? {
+        var first: Row?
+        try conn.forEachRow(statement) { row in
+            if first == nil { first = row }
+        }
+        return first
     }
 
     public final func get<Value: DatabaseValue>(_ path: Path) -> Value? {
@@ -234,12 +269,9 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
         if let prefetched = prefetchedRows(), prefetched.covers(Path(model: model, instance: instance)) {
             return prefetched.statuses[instance]
         }
-        let select = SQLSelect(from: Self.instancesTable)
-            .columns(.expression(.column("status"), alias: nil), .expression(.column("written_at"), alias: nil))
-            .where(.and([SQLExpression.column("model").equals(Int64(model)),
-                         SQLExpression.column("instance").equals(Int64(instance))]))
+        let statement = RenderedSQL(sql: statusReadSQL, bindings: [.integer(Int64(model)), .integer(Int64(instance))])
         return read(Path(model: model, instance: instance)) { conn in
-            guard let row = try conn.fetchOne(.select(select)), case .integer(let raw) = row[0],
+            guard let row = try Self.fetchOne(statement, on: conn), case .integer(let raw) = row[0],
                   let status = UInt8(exactly: raw).flatMap(InstanceStatus.init(rawValue:)),
                   let date = Self.date(row[1]) else { return nil }
             return Timestamped(value: status, date: date)
@@ -328,7 +360,7 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
     private final func currentBuffer() -> PendingWrites? {
         lock.lock()
         defer { lock.unlock() }
-        return buffers[ThreadKey.current]
+        return buffers.isEmpty ? nil : buffers[ThreadKey.current]
     }
 
     /// Sends this thread's buffered writes to the database (inside its transaction), so that

@@ -87,6 +87,19 @@ struct StoredValueCodec {
     func decode<Value>(_ type: Value.Type, kind: Int64, integer: SQLValue, real: SQLValue,
                        text: SQLValue, blob: SQLValue) -> Value? {
         guard let kind = Kind(rawValue: kind) else { return nil }
+        // The common types by metatype identity (see `encode`), read as `decodeAny` reads them.
+        if Value.self == String.self {
+            guard kind == .text, case .text(let v) = text else { return nil }
+            return unsafeBitCast(v, to: Value.self)
+        }
+        if Value.self == Double.self {
+            guard kind == .real, case .double(let v) = real else { return nil }
+            return unsafeBitCast(v, to: Value.self)
+        }
+        if Value.self == Int.self {
+            guard kind == .integer, case .integer(let v) = integer, let exact = Int(exactly: v) else { return nil }
+            return unsafeBitCast(exact, to: Value.self)
+        }
         return decodeAny(Value.self, kind: kind, integer: integer, real: real, text: text, blob: blob) as? Value
     }
 
