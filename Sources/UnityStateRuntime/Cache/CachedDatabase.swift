@@ -115,4 +115,8 @@ public final class CachedDatabase: Database {
     public func instances(of model: ModelKey, where condition: PropertyCondition) -> [InstanceKey] {
         database.instances(of: model, where: condition)
     }
+
+    public func instanceKeys(of model: ModelKey, from start: InstanceKey, limit: Int) -> [InstanceKey] {
+        database.instanceKeys(of: model, from: start, limit: limit)
+    }
 }

@@ -40,6 +40,12 @@ public protocol Database: AnyObject {
     /// The SQL stores answer this with one indexed query; the default loads the value of every
     /// instance and evaluates the condition in Swift.
     func instances(of model: ModelKey, where condition: PropertyCondition) -> [InstanceKey]
+
+    /// The ids of the instances of `model` with a stored status (created or deleted) from
+    /// `start` on, in increasing order, at most `limit` of them: a page of a synchronization.
+    ///
+    /// The SQL stores answer this with one indexed query; the default lists every instance.
+    func instanceKeys(of model: ModelKey, from start: InstanceKey, limit: Int) -> [InstanceKey]
 }
 
 extension Database {
@@ -47,6 +53,11 @@ extension Database {
     /// Applies the writes as they come: a store without transactions.
     public func transaction<R>(_ body: () throws -> R) throws -> R {
         try body()
+    }
+
+    /// Lists every instance of `model` and keeps the page asked for.
+    public func instanceKeys(of model: ModelKey, from start: InstanceKey, limit: Int) -> [InstanceKey] {
+        Array(all(model: model) { id, _ in id >= start ? id : nil }.sorted().prefix(max(0, limit)))
     }
 
     /// Evaluates `condition` for every created instance of `model`, in Swift.

@@ -184,4 +184,8 @@ public final class ObservableDatabase: Database, @unchecked Sendable {
     public func instances(of model: ModelKey, where condition: PropertyCondition) -> [InstanceKey] {
         database.instances(of: model, where: condition)
     }
+
+    public func instanceKeys(of model: ModelKey, from start: InstanceKey, limit: Int) -> [InstanceKey] {
+        database.instanceKeys(of: model, from: start, limit: limit)
+    }
 }

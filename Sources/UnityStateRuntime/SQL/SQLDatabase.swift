@@ -458,6 +458,24 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
 
     // MARK: Filters in SQL
 
+    /// A page of instance ids in one indexed query.
+    public final func instanceKeys(of model: ModelKey, from start: InstanceKey, limit: Int) -> [InstanceKey] {
+        guard limit > 0 else { return [] }
+        let select = SQLSelect(from: Self.instancesTable)
+            .columns(.expression(.column("instance"), alias: nil))
+            .where(.and([SQLExpression.column("model").equals(Int64(model)),
+                         SQLExpression.column("instance").greaterThanOrEquals(Int64(start))]))
+            .orderBy(SQLOrdering(.column("instance")))
+            .limit(limit)
+        return read(nil) { conn in
+            var ids: [InstanceKey] = []
+            try conn.forEachRow(.select(select)) { row in
+                if case .integer(let id) = row[0], let instance = InstanceKey(exactly: id) { ids.append(instance) }
+            }
+            return ids
+        } ?? []
+    }
+
     /// The created instances of `model` whose value of `condition.property` satisfies it, in
     /// one indexed query, for integers, booleans, floating-point numbers, strings and dates
     /// (ordering comparisons) and for any value (equality, compared as stored). Other

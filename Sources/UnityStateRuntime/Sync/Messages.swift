@@ -40,10 +40,47 @@ struct InstanceUpdateRequestData: Codable {
     let after: Date?
 }
 
+/// One property's value in a message. Strings, integers, doubles and booleans travel as
+/// themselves, inside the message's own encoding; any other value as the bytes the
+/// synchronization's encoder made of it (one nested encoding per value, which for the common
+/// types would cost more than the rest of the message).
 struct PropertyValueData: Codable {
     let property: PropertyKey
-    let value: Data
+    var value: Data? = nil
+    var text: String? = nil
+    var integer: Int? = nil
+    var real: Double? = nil
+    var boolean: Bool? = nil
     let date: Date?
+
+    /// `value` in its message form; `encoder` makes the bytes of the other types.
+    init<Value: Encodable>(property: PropertyKey, value: Value, date: Date?, encoder: any GenericEncoder) throws {
+        self.property = property
+        self.date = date
+        if Value.self == String.self {
+            text = unsafeBitCast(value, to: String.self)
+        } else if Value.self == Int.self {
+            integer = unsafeBitCast(value, to: Int.self)
+        } else if Value.self == Double.self {
+            real = unsafeBitCast(value, to: Double.self)
+        } else if Value.self == Bool.self {
+            boolean = unsafeBitCast(value, to: Bool.self)
+        } else {
+            self.value = try encoder.encode(value)
+        }
+    }
+
+    /// The value as a `Value`, from its message form; throws when it was sent as another type.
+    func decoded<Value: Decodable>(_ type: Value.Type, decoder: any GenericDecoder) throws -> Value {
+        if Value.self == String.self, let text { return unsafeBitCast(text, to: Value.self) }
+        if Value.self == Int.self, let integer { return unsafeBitCast(integer, to: Value.self) }
+        if Value.self == Double.self, let real { return unsafeBitCast(real, to: Value.self) }
+        if Value.self == Bool.self, let boolean { return unsafeBitCast(boolean, to: Value.self) }
+        guard let value else {
+            throw StateError.decodingFailed(error: "the value was sent as another type than \(Value.self)")
+        }
+        return try decoder.decode(Value.self, from: value)
+    }
 }
 
 struct InstanceUpdateData: Codable {

@@ -11,6 +11,8 @@ private struct PropertyReader: PropertyVisitor {
     let instance: InstanceKey
     let after: Date?
     let encoder: any GenericEncoder
+    /// `database` when it keeps write dates (found once per instance, not once per value).
+    let timestamped: (any TimestampedDatabase)?
     var values: [PropertyValueData] = []
     var failure: StateError?
 
@@ -18,7 +20,7 @@ private struct PropertyReader: PropertyVisitor {
         let path = Path(model: model, instance: instance, property: property)
         let value: Value
         var date: Date?
-        if let timestamped = database as? any TimestampedDatabase {
+        if let timestamped {
             guard let found: Timestamped<Value> = timestamped.get(path) else { return }
             if let after, found.date <= after { return }
             value = found.value
@@ -28,7 +30,7 @@ private struct PropertyReader: PropertyVisitor {
             value = found
         }
         do {
-            values.append(PropertyValueData(property: property, value: try encoder.encode(value), date: date))
+            values.append(try PropertyValueData(property: property, value: value, date: date, encoder: encoder))
         } catch {
             failure = .valueCodingFailed(path: path, error: String(describing: error))
         }
@@ -42,6 +44,8 @@ private struct PropertyWriter: PropertyVisitor {
     let instance: InstanceKey
     let decoder: any GenericDecoder
     let values: [PropertyKey: PropertyValueData]
+    /// `database` when it keeps write dates (found once per instance, not once per value).
+    let timestamped: (any TimestampedDatabase)?
     var failure: StateError?
 
     mutating func visit<Value: DatabaseValue>(property: PropertyKey, as type: Value.Type) {
@@ -49,12 +53,12 @@ private struct PropertyWriter: PropertyVisitor {
         let path = Path(model: model, instance: instance, property: property)
         let value: Value
         do {
-            value = try decoder.decode(Value.self, from: update.value)
+            value = try update.decoded(Value.self, decoder: decoder)
         } catch {
             failure = .propertyDecodingFailed(path: path, error: String(describing: error))
             return
         }
-        if let timestamped = database as? any TimestampedDatabase {
+        if let timestamped {
             timestamped.set(value, for: path, at: update.date)
         } else {
             database.set(value, for: path)
@@ -134,7 +138,8 @@ public final class RequestProcessor: ModelMapping {
             guard let found: InstanceStatus = database.get(statusPath) else { return nil }
             status = StatusEntry(instance: instance, status: found, date: nil)
         }
-        var reader = PropertyReader(database: database, model: model, instance: instance, after: after, encoder: coder.encoder)
+        var reader = PropertyReader(database: database, model: model, instance: instance, after: after, encoder: coder.encoder,
+                                    timestamped: database as? any TimestampedDatabase)
         type.visitProperties(with: &reader)
         if let failure = reader.failure { throw failure }
         return InstanceUpdateData(model: model, instance: instance, status: status, properties: reader.values)
@@ -147,17 +152,15 @@ public final class RequestProcessor: ModelMapping {
     public func process(modelUpdateRequest data: Data) throws(StateError) -> Data {
         let request = try coder.decode(.modelUpdateRequest, ModelUpdateRequestData.self, from: data)
         let type = try modelType(request.model)
-        let ids = database.all(model: request.model) { id, _ in id }.sorted().filter { $0 >= (request.startingAt ?? .min) }
         var page: [InstanceUpdateData] = []
         var count = 0
         var next: InstanceKey?
-        // The SQL stores read the values of a run of instances with two statements instead of
-        // one per value (`chunk` instances at a time, as many as the page may need).
+        // The instances are listed a run at a time (one indexed query on the SQL stores), and
+        // the SQL stores read the values of a run with two statements instead of one per value.
         let chunk = max(1, min(1_000, request.limit))
-        var start = 0
-        scan: while start < ids.count {
-            let run = ids[start..<min(ids.count, start + chunk)]
-            start += chunk
+        var cursor = request.startingAt ?? .min
+        scan: while true {
+            let run = database.instanceKeys(of: request.model, from: cursor, limit: chunk)
             guard let first = run.first, let last = run.last else { break }
             let done: Bool = try prefetching(model: request.model, range: first...last) { () throws(StateError) -> Bool in
                 for id in run {
@@ -172,7 +175,8 @@ public final class RequestProcessor: ModelMapping {
                 }
                 return false
             }
-            if done { break scan }
+            if done || run.count < chunk || last == .max { break scan }
+            cursor = last + 1
         }
         return try coder.encode(.modelUpdate, ModelUpdateData(model: request.model, instances: page, next: next))
     }
@@ -335,7 +339,7 @@ public final class UpdateConsumer: ModelMapping {
         var values: [PropertyKey: PropertyValueData] = [:]
         for value in update.properties { values[value.property] = value }
         var writer = PropertyWriter(database: database, model: update.model, instance: update.instance,
-                                    decoder: coder.decoder, values: values)
+                                    decoder: coder.decoder, values: values, timestamped: database as? any TimestampedDatabase)
         type.visitProperties(with: &writer)
         if let failure = writer.failure { throw failure }
         if let status = update.status { write(status: status, model: update.model) }
