@@ -115,6 +115,55 @@ import UnityState
         try Self.roundTrip(server: server.database, client: client.database)
     }
 
+    /// Every value type at its edges arrives exactly through a model update page (strings,
+    /// integers, doubles and booleans travel in the page's own columns, the rest encoded),
+    /// from each store to PostgreSQL and from PostgreSQL to each store; a page whose columns do
+    /// not add up is refused with a typed error and applies nothing.
+    @Test(arguments: StateStore.allCases)
+    func everyValueTypeTravelsExactly(_ store: StateStore) throws {
+        typealias Values = StateFixtures.Values
+        let map: ModelMap = { $0 == 3 ? Values.self : nil }
+        let first = try store.make()
+        defer { first.tearDown() }
+        let second = try (store == .postgres ? StateStore.sqlite : StateStore.postgres).make()
+        defer { second.tearDown() }
+        let date = Date(timeIntervalSinceReferenceDate: 123_456.789_012_345)
+        try Values.create(in: first.database, id: 1, int: .min, int8: .max, int16: .min, int32: .max, int64: .min, uint: .max,
+                          uint8: .max, uint16: .max, uint32: .max, uint64: .max, double: 0.1 + 0.2, float: 1.1, bool: true,
+                          string: "héllo 🌍 'quoted'", data: Data([0, 1, 255]), date: date, nested: .some(nil),
+                          list: ["a", ""], dictionary: ["k": -1], address: StateFixtures.Address(street: "Main", zip: 7))
+        try Values.create(in: first.database, id: 2, double: -.greatestFiniteMagnitude, bool: false, string: "")
+        for (serverDB, clientDB) in [(first.database, second.database), (second.database, InMemoryDatabase())] {
+            let server = RequestProcessor(database: serverDB, encoder: JSONEncoder(), decoder: JSONDecoder(), modelMap: map)
+            let client = UpdateConsumer(database: clientDB, encoder: JSONEncoder(), decoder: JSONDecoder(), modelMap: map)
+            let page = try server.process(modelUpdateRequest: try client.modelUpdateRequest(for: Values.self, limit: 1_000))
+            #expect(try client.apply(modelUpdate: page) == nil)
+            let v = try #require(clientDB.get(id: 1, of: Values.self))
+            #expect(v.int == .min && v.int8 == .max && v.int16 == .min && v.int32 == .max && v.int64 == .min)
+            #expect(v.uint == .max && v.uint8 == .max && v.uint16 == .max && v.uint32 == .max && v.uint64 == .max)
+            #expect(v.double == 0.30000000000000004 && v.float == 1.1 && v.bool == true)
+            #expect(v.string == "héllo 🌍 'quoted'" && v.data == Data([0, 1, 255]) && v.date == date)
+            #expect(v.nested == .some(nil) && v.list == ["a", ""] && v.dictionary == ["k": -1])
+            #expect(v.address == StateFixtures.Address(street: "Main", zip: 7))
+            let w = try #require(clientDB.get(id: 2, of: Values.self))
+            #expect(w.double == -.greatestFiniteMagnitude && w.bool == false && w.string == "" && w.int == 0)
+        }
+
+        // A page with a text missing from its column.
+        let server = RequestProcessor(database: first.database, encoder: JSONEncoder(), decoder: JSONDecoder(), modelMap: map)
+        let emptyDB = InMemoryDatabase()
+        let client = UpdateConsumer(database: emptyDB, encoder: JSONEncoder(), decoder: JSONDecoder(), modelMap: map)
+        let page = try server.process(modelUpdateRequest: try client.modelUpdateRequest(for: Values.self, limit: 1_000))
+        var json = try #require(try JSONSerialization.jsonObject(with: page) as? [String: Any])
+        var payload = try #require(json["payload"] as? [String: Any])
+        payload["texts"] = []
+        json["payload"] = payload
+        let broken = try JSONSerialization.data(withJSONObject: json)
+        let error = #expect(throws: StateError.self) { try client.apply(modelUpdate: broken) }
+        if case .decodingFailed = error {} else { Issue.record("expected decodingFailed, got \(String(describing: error))") }
+        #expect(emptyDB.all(of: Values.self).isEmpty)
+    }
+
     /// Statuses "after a date" on a store that keeps dates.
     @Test(arguments: [StateStore.inMemoryHistory, .sqlite, .postgresHistory])
     func statusRequestsAfterADate(_ store: StateStore) throws {

@@ -201,8 +201,8 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
 
     static func date(_ value: SQLValue) -> Date? {
         switch value {
-        case .double(let seconds): return Date(timeIntervalSince1970: seconds)
-        case .integer(let seconds): return Date(timeIntervalSince1970: Double(seconds))
+        case .double(let seconds): return Date(timeIntervalSinceReferenceDate: seconds)
+        case .integer(let seconds): return Date(timeIntervalSinceReferenceDate: Double(seconds))
         default: return nil
         }
     }
@@ -313,7 +313,7 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
     /// a newer value. Inside ``transaction(_:)`` the write is buffered and goes to the database
     /// with the others as multi-row statements (before the next read, and at the end).
     public final func set<Value: DatabaseValue>(_ value: Value, for path: Path, at date: Date?) {
-        let when = (date ?? clock()).timeIntervalSince1970
+        let when = (date ?? clock()).timeIntervalSinceReferenceDate
         do {
             let buffer = currentBuffer()
             let rows = buffer ?? PendingWrites()
@@ -574,7 +574,7 @@ public final class SQLHistoryDatabase: SQLDatabase, HistoryDatabase, @unchecked 
                 SQLExpression.column("model").equals(Int64(path.model)),
                 SQLExpression.column("instance").equals(Int64(path.instance)),
                 SQLExpression.column("property").equals(Int64(path.property)),
-                .binary(.column("written_at"), .lessOrEqual, .bind(.double(date.timeIntervalSince1970))),
+                .binary(.column("written_at"), .lessOrEqual, .bind(.double(date.timeIntervalSinceReferenceDate))),
             ]))
             .orderBy(SQLOrdering(.column("written_at"), .descending), SQLOrdering(.column("seq"), .descending))
             .limit(1)
@@ -599,7 +599,7 @@ public final class SQLHistoryDatabase: SQLDatabase, HistoryDatabase, @unchecked 
             .where(.and([
                 SQLExpression.column("model").equals(Int64(model)),
                 SQLExpression.column("property").equals(Int64(PropertyKey.instanceId)),
-                .binary(.column("written_at"), .lessOrEqual, .bind(.double(date.timeIntervalSince1970))),
+                .binary(.column("written_at"), .lessOrEqual, .bind(.double(date.timeIntervalSinceReferenceDate))),
             ]))
             .orderBy(SQLOrdering(.column("instance")), SQLOrdering(.column("written_at")), SQLOrdering(.column("seq")))
         // The last status of each instance at `date` (rows come in instance, time order).

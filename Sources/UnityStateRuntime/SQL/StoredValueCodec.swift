@@ -15,7 +15,7 @@ typealias SQLValue = Unity.DatabaseValue
 /// | 4 real | `Double`, `Float` (widened exactly) | `real_value` |
 /// | 5 text | `String` | `text_value` |
 /// | 6 bytes | `Data` | `blob_value` |
-/// | 7 date | `Date` (its `timeIntervalSince1970`, every bit kept) | `real_value` |
+/// | 7 date | `Date` (its `timeIntervalSinceReferenceDate`, the value a `Date` holds, every bit kept) | `real_value` |
 /// | 8 encoded | any other `Codable` value (references' `[InstanceKey]` included), by the store's encoder | `blob_value` |
 struct StoredValueCodec {
     enum Kind: Int64 {
@@ -75,7 +75,7 @@ struct StoredValueCodec {
         case let v as Float: return Columns(kind: .real, real: .double(Double(v)))
         case let v as String: return Columns(kind: .text, text: .text(v))
         case let v as Data: return Columns(kind: .bytes, blob: .blob(v))
-        case let v as Date: return Columns(kind: .date, real: .double(v.timeIntervalSince1970))
+        case let v as Date: return Columns(kind: .date, real: .double(v.timeIntervalSinceReferenceDate))
         case let v as any Encodable: return Columns(kind: .encoded, blob: .blob(try encoder.encode(v)))
         default:
             throw StateError.encodingFailed(error: "\(type(of: value)) is not Encodable")
@@ -148,7 +148,7 @@ struct StoredValueCodec {
         case (.bytes, _, _, _, .blob(let v)):
             return type == Data.self ? v : nil
         case (.date, _, .double(let v), _, _):
-            return type == Date.self ? Date(timeIntervalSince1970: v) : nil
+            return type == Date.self ? Date(timeIntervalSinceReferenceDate: v) : nil
         case (.encoded, _, _, _, .blob(let data)):
             guard let decodable = type as? any Decodable.Type else { return nil }
             return decodeEncoded(decodable, from: data)

@@ -51,7 +51,16 @@ struct PropertyValueData: Codable {
     var integer: Int? = nil
     var real: Double? = nil
     var boolean: Bool? = nil
+    /// A `nil` of an optional, at this nesting depth (`Int??.some(nil)`: 1), which an encoding
+    /// such as JSON cannot tell from the outer `nil`.
+    var nilDepth: Int? = nil
     let date: Date?
+
+    /// A value whose column the caller fills in.
+    init(property: PropertyKey, date: Date?) {
+        self.property = property
+        self.date = date
+    }
 
     /// `value` in its message form; `encoder` makes the bytes of the other types.
     init<Value: Encodable>(property: PropertyKey, value: Value, date: Date?, encoder: any GenericEncoder) throws {
@@ -65,9 +74,23 @@ struct PropertyValueData: Codable {
             real = unsafeBitCast(value, to: Double.self)
         } else if Value.self == Bool.self {
             boolean = unsafeBitCast(value, to: Bool.self)
+        } else if let depth = Self.nilDepth(of: value) {
+            nilDepth = depth
         } else {
             self.value = try encoder.encode(value)
         }
+    }
+
+    /// The depth of the `nil` `value` is, if it is one (nil when it holds a value).
+    private static func nilDepth(of value: Any) -> Int? {
+        var current = value
+        var depth = 0
+        while let optional = current as? any StateOptionalValue {
+            guard let wrapped = optional.wrappedAny else { return depth }
+            current = wrapped
+            depth += 1
+        }
+        return nil
     }
 
     /// The value as a `Value`, from its message form; throws when it was sent as another type.
@@ -76,6 +99,13 @@ struct PropertyValueData: Codable {
         if Value.self == Int.self, let integer { return unsafeBitCast(integer, to: Value.self) }
         if Value.self == Double.self, let real { return unsafeBitCast(real, to: Value.self) }
         if Value.self == Bool.self, let boolean { return unsafeBitCast(boolean, to: Value.self) }
+        if let nilDepth {
+            guard let optional = Value.self as? any StateOptionalValue.Type,
+                  let empty = optional.nilValue(atDepth: nilDepth) as? Value else {
+                throw StateError.decodingFailed(error: "a nil was sent for \(Value.self)")
+            }
+            return empty
+        }
         guard let value else {
             throw StateError.decodingFailed(error: "the value was sent as another type than \(Value.self)")
         }
@@ -105,6 +135,150 @@ struct ModelUpdateData: Codable {
     let instances: [InstanceUpdateData]
     /// The instance the next request starts at; nil when this was the last page.
     let next: InstanceKey?
+
+    init(model: ModelKey, instances: [InstanceUpdateData], next: InstanceKey?) {
+        self.model = model
+        self.instances = instances
+        self.next = next
+    }
+
+    // A page travels by columns: a few arrays of plain values instead of a container per
+    // instance, status and property, which is what an encoder spends its time on. Dates go
+    // as `timeIntervalSinceReferenceDate`, every bit kept.
+    private enum CodingKeys: String, CodingKey {
+        case model, next, instances, statuses, statusDates, propertyCounts, properties, forms, dates
+        case texts, integers, reals, booleans, data
+    }
+
+    /// How a property's value travels: which column holds it.
+    private enum Form: Int {
+        case data = 0, text = 1, integer = 2, real = 3, boolean = 4
+        /// A nil, its depth in the integers.
+        case null = 5
+    }
+
+    func encode(to encoder: Encoder) throws {
+        var statuses: [Int?] = [], statusDates: [Double?] = [], propertyCounts: [Int] = []
+        var properties: [Int] = [], forms: [Int] = [], dates: [Double?] = []
+        var texts: [String] = [], integers: [Int] = [], reals: [Double] = [], booleans: [Bool] = [], data: [Data] = []
+        for update in instances {
+            statuses.append(update.status.map { Int($0.status.rawValue) })
+            statusDates.append(update.status?.date?.timeIntervalSinceReferenceDate)
+            propertyCounts.append(update.properties.count)
+            for property in update.properties {
+                properties.append(property.property)
+                dates.append(property.date?.timeIntervalSinceReferenceDate)
+                if let text = property.text {
+                    forms.append(Form.text.rawValue)
+                    texts.append(text)
+                } else if let integer = property.integer {
+                    forms.append(Form.integer.rawValue)
+                    integers.append(integer)
+                } else if let real = property.real {
+                    forms.append(Form.real.rawValue)
+                    reals.append(real)
+                } else if let boolean = property.boolean {
+                    forms.append(Form.boolean.rawValue)
+                    booleans.append(boolean)
+                } else if let depth = property.nilDepth {
+                    forms.append(Form.null.rawValue)
+                    integers.append(depth)
+                } else {
+                    forms.append(Form.data.rawValue)
+                    data.append(property.value ?? Data())
+                }
+            }
+        }
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(model, forKey: .model)
+        try container.encodeIfPresent(next, forKey: .next)
+        try container.encode(instances.map(\.instance), forKey: .instances)
+        try container.encode(statuses, forKey: .statuses)
+        try container.encode(statusDates, forKey: .statusDates)
+        try container.encode(propertyCounts, forKey: .propertyCounts)
+        try container.encode(properties, forKey: .properties)
+        try container.encode(forms, forKey: .forms)
+        try container.encode(dates, forKey: .dates)
+        try container.encode(texts, forKey: .texts)
+        try container.encode(integers, forKey: .integers)
+        try container.encode(reals, forKey: .reals)
+        try container.encode(booleans, forKey: .booleans)
+        try container.encode(data, forKey: .data)
+    }
+
+    init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        model = try container.decode(ModelKey.self, forKey: .model)
+        next = try container.decodeIfPresent(InstanceKey.self, forKey: .next)
+        let ids = try container.decode([InstanceKey].self, forKey: .instances)
+        let statuses = try container.decode([Int?].self, forKey: .statuses)
+        let statusDates = try container.decode([Double?].self, forKey: .statusDates)
+        let propertyCounts = try container.decode([Int].self, forKey: .propertyCounts)
+        let properties = try container.decode([Int].self, forKey: .properties)
+        let forms = try container.decode([Int].self, forKey: .forms)
+        let dates = try container.decode([Double?].self, forKey: .dates)
+        let texts = try container.decode([String].self, forKey: .texts)
+        let integers = try container.decode([Int].self, forKey: .integers)
+        let reals = try container.decode([Double].self, forKey: .reals)
+        let booleans = try container.decode([Bool].self, forKey: .booleans)
+        let data = try container.decode([Data].self, forKey: .data)
+        func corrupt(_ what: String) -> DecodingError {
+            .dataCorruptedError(forKey: .instances, in: container, debugDescription: "a model update page whose \(what)")
+        }
+        guard statuses.count == ids.count, statusDates.count == ids.count, propertyCounts.count == ids.count,
+              forms.count == properties.count, dates.count == properties.count,
+              propertyCounts.allSatisfy({ $0 >= 0 }), propertyCounts.reduce(0, +) == properties.count else {
+            throw corrupt("columns have different lengths")
+        }
+        var cursors = (text: 0, integer: 0, real: 0, boolean: 0, data: 0)
+        var index = 0
+        var updates: [InstanceUpdateData] = []
+        updates.reserveCapacity(ids.count)
+        for (row, id) in ids.enumerated() {
+            var status: StatusEntry?
+            if let raw = statuses[row] {
+                guard let value = UInt8(exactly: raw).flatMap(InstanceStatus.init(rawValue:)) else { throw corrupt("status \(raw) is unknown") }
+                status = StatusEntry(instance: id, status: value, date: statusDates[row].map(Date.init(timeIntervalSinceReferenceDate:)))
+            }
+            var values: [PropertyValueData] = []
+            values.reserveCapacity(propertyCounts[row])
+            for _ in 0..<propertyCounts[row] {
+                var value = PropertyValueData(property: properties[index], date: dates[index].map(Date.init(timeIntervalSinceReferenceDate:)))
+                switch Form(rawValue: forms[index]) {
+                case .text:
+                    guard cursors.text < texts.count else { throw corrupt("texts are missing") }
+                    value.text = texts[cursors.text]
+                    cursors.text += 1
+                case .integer:
+                    guard cursors.integer < integers.count else { throw corrupt("integers are missing") }
+                    value.integer = integers[cursors.integer]
+                    cursors.integer += 1
+                case .null:
+                    guard cursors.integer < integers.count else { throw corrupt("integers are missing") }
+                    value.nilDepth = integers[cursors.integer]
+                    cursors.integer += 1
+                case .real:
+                    guard cursors.real < reals.count else { throw corrupt("doubles are missing") }
+                    value.real = reals[cursors.real]
+                    cursors.real += 1
+                case .boolean:
+                    guard cursors.boolean < booleans.count else { throw corrupt("booleans are missing") }
+                    value.boolean = booleans[cursors.boolean]
+                    cursors.boolean += 1
+                case .data:
+                    guard cursors.data < data.count else { throw corrupt("encoded values are missing") }
+                    value.value = data[cursors.data]
+                    cursors.data += 1
+                case nil:
+                    throw corrupt("value form \(forms[index]) is unknown")
+                }
+                values.append(value)
+                index += 1
+            }
+            updates.append(InstanceUpdateData(model: model, instance: id, status: status, properties: values))
+        }
+        instances = updates
+    }
 }
 
 struct CommandData: Codable {
@@ -164,17 +338,17 @@ struct MessageCoder {
     }
 
     func decode<Payload: Codable>(_ kind: MessageKind, _ type: Payload.Type, from data: Data) throws(StateError) -> Payload {
-        let found: EnvelopeKind
+        // One decoding when all is well; the kind alone is read only to tell why it failed.
+        let envelope: Envelope<Payload>
         do {
-            found = try decoder.decode(EnvelopeKind.self, from: data)
+            envelope = try decoder.decode(Envelope<Payload>.self, from: data)
         } catch {
-            throw .invalidDataSupplied
-        }
-        guard found.kind == kind else { throw .invalidDataSupplied }
-        do {
-            return try decoder.decode(Envelope<Payload>.self, from: data).payload
-        } catch {
+            guard let found = try? decoder.decode(EnvelopeKind.self, from: data), found.kind == kind else {
+                throw .invalidDataSupplied
+            }
             throw .decodingFailed(error: String(describing: error))
         }
+        guard envelope.kind == kind else { throw .invalidDataSupplied }
+        return envelope.payload
     }
 }
