@@ -143,14 +143,17 @@ struct ModelUpdateData: Codable {
     }
 
     // A page travels by columns: a few arrays of plain values instead of a container per
-    // instance, status and property, which is what an encoder spends its time on. Dates go
-    // as `timeIntervalSinceReferenceDate`, every bit kept.
+    // instance, status and property, which is what an encoder spends its time on (arrays of
+    // non-optional numbers and strings take the encoders' fast paths). Dates go as
+    // `timeIntervalSinceReferenceDate`, every bit kept, only where there is one: a flag in the
+    // status or form column says so.
     private enum CodingKeys: String, CodingKey {
         case model, next, instances, statuses, statusDates, propertyCounts, properties, forms, dates
         case texts, integers, reals, booleans, data
     }
 
-    /// How a property's value travels: which column holds it.
+    /// How a property's value travels: which column holds it. In the forms column it is
+    /// `form * 2 + 1` when a date follows in the dates column, `form * 2` otherwise.
     private enum Form: Int {
         case data = 0, text = 1, integer = 2, real = 3, boolean = 4
         /// A nil, its depth in the integers.
@@ -158,35 +161,42 @@ struct ModelUpdateData: Codable {
     }
 
     func encode(to encoder: Encoder) throws {
-        var statuses: [Int?] = [], statusDates: [Double?] = [], propertyCounts: [Int] = []
-        var properties: [Int] = [], forms: [Int] = [], dates: [Double?] = []
+        // statuses: 0 for none, else `raw * 2 + 1` with a date, `raw * 2` without.
+        var statuses: [Int] = [], statusDates: [Double] = [], propertyCounts: [Int] = []
+        var properties: [Int] = [], forms: [Int] = [], dates: [Double] = []
         var texts: [String] = [], integers: [Int] = [], reals: [Double] = [], booleans: [Bool] = [], data: [Data] = []
         for update in instances {
-            statuses.append(update.status.map { Int($0.status.rawValue) })
-            statusDates.append(update.status?.date?.timeIntervalSinceReferenceDate)
+            if let status = update.status {
+                statuses.append(Int(status.status.rawValue) * 2 + (status.date == nil ? 0 : 1))
+                if let date = status.date { statusDates.append(date.timeIntervalSinceReferenceDate) }
+            } else {
+                statuses.append(0)
+            }
             propertyCounts.append(update.properties.count)
             for property in update.properties {
                 properties.append(property.property)
-                dates.append(property.date?.timeIntervalSinceReferenceDate)
+                let form: Form
                 if let text = property.text {
-                    forms.append(Form.text.rawValue)
+                    form = .text
                     texts.append(text)
                 } else if let integer = property.integer {
-                    forms.append(Form.integer.rawValue)
+                    form = .integer
                     integers.append(integer)
                 } else if let real = property.real {
-                    forms.append(Form.real.rawValue)
+                    form = .real
                     reals.append(real)
                 } else if let boolean = property.boolean {
-                    forms.append(Form.boolean.rawValue)
+                    form = .boolean
                     booleans.append(boolean)
                 } else if let depth = property.nilDepth {
-                    forms.append(Form.null.rawValue)
+                    form = .null
                     integers.append(depth)
                 } else {
-                    forms.append(Form.data.rawValue)
+                    form = .data
                     data.append(property.value ?? Data())
                 }
+                forms.append(form.rawValue * 2 + (property.date == nil ? 0 : 1))
+                if let date = property.date { dates.append(date.timeIntervalSinceReferenceDate) }
             }
         }
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -211,12 +221,12 @@ struct ModelUpdateData: Codable {
         model = try container.decode(ModelKey.self, forKey: .model)
         next = try container.decodeIfPresent(InstanceKey.self, forKey: .next)
         let ids = try container.decode([InstanceKey].self, forKey: .instances)
-        let statuses = try container.decode([Int?].self, forKey: .statuses)
-        let statusDates = try container.decode([Double?].self, forKey: .statusDates)
+        let statuses = try container.decode([Int].self, forKey: .statuses)
+        let statusDates = try container.decode([Double].self, forKey: .statusDates)
         let propertyCounts = try container.decode([Int].self, forKey: .propertyCounts)
         let properties = try container.decode([Int].self, forKey: .properties)
         let forms = try container.decode([Int].self, forKey: .forms)
-        let dates = try container.decode([Double?].self, forKey: .dates)
+        let dates = try container.decode([Double].self, forKey: .dates)
         let texts = try container.decode([String].self, forKey: .texts)
         let integers = try container.decode([Int].self, forKey: .integers)
         let reals = try container.decode([Double].self, forKey: .reals)
@@ -225,52 +235,44 @@ struct ModelUpdateData: Codable {
         func corrupt(_ what: String) -> DecodingError {
             .dataCorruptedError(forKey: .instances, in: container, debugDescription: "a model update page whose \(what)")
         }
-        guard statuses.count == ids.count, statusDates.count == ids.count, propertyCounts.count == ids.count,
-              forms.count == properties.count, dates.count == properties.count,
+        guard statuses.count == ids.count, propertyCounts.count == ids.count, forms.count == properties.count,
               propertyCounts.allSatisfy({ $0 >= 0 }), propertyCounts.reduce(0, +) == properties.count else {
             throw corrupt("columns have different lengths")
         }
-        var cursors = (text: 0, integer: 0, real: 0, boolean: 0, data: 0)
+        /// The next value of `column`, or a corrupt-page error naming it.
+        func take<T>(_ column: [T], _ cursor: inout Int, _ name: String) throws -> T {
+            guard cursor < column.count else { throw corrupt("\(name) are missing") }
+            defer { cursor += 1 }
+            return column[cursor]
+        }
+        var cursors = (text: 0, integer: 0, real: 0, boolean: 0, data: 0, date: 0, statusDate: 0)
         var index = 0
         var updates: [InstanceUpdateData] = []
         updates.reserveCapacity(ids.count)
         for (row, id) in ids.enumerated() {
             var status: StatusEntry?
-            if let raw = statuses[row] {
-                guard let value = UInt8(exactly: raw).flatMap(InstanceStatus.init(rawValue:)) else { throw corrupt("status \(raw) is unknown") }
-                status = StatusEntry(instance: id, status: value, date: statusDates[row].map(Date.init(timeIntervalSinceReferenceDate:)))
+            if statuses[row] != 0 {
+                let code = statuses[row]
+                guard code > 0, let value = UInt8(exactly: code / 2).flatMap(InstanceStatus.init(rawValue:)) else {
+                    throw corrupt("status \(code) is unknown")
+                }
+                let date = code % 2 == 1 ? Date(timeIntervalSinceReferenceDate: try take(statusDates, &cursors.statusDate, "status dates")) : nil
+                status = StatusEntry(instance: id, status: value, date: date)
             }
             var values: [PropertyValueData] = []
             values.reserveCapacity(propertyCounts[row])
             for _ in 0..<propertyCounts[row] {
-                var value = PropertyValueData(property: properties[index], date: dates[index].map(Date.init(timeIntervalSinceReferenceDate:)))
-                switch Form(rawValue: forms[index]) {
-                case .text:
-                    guard cursors.text < texts.count else { throw corrupt("texts are missing") }
-                    value.text = texts[cursors.text]
-                    cursors.text += 1
-                case .integer:
-                    guard cursors.integer < integers.count else { throw corrupt("integers are missing") }
-                    value.integer = integers[cursors.integer]
-                    cursors.integer += 1
-                case .null:
-                    guard cursors.integer < integers.count else { throw corrupt("integers are missing") }
-                    value.nilDepth = integers[cursors.integer]
-                    cursors.integer += 1
-                case .real:
-                    guard cursors.real < reals.count else { throw corrupt("doubles are missing") }
-                    value.real = reals[cursors.real]
-                    cursors.real += 1
-                case .boolean:
-                    guard cursors.boolean < booleans.count else { throw corrupt("booleans are missing") }
-                    value.boolean = booleans[cursors.boolean]
-                    cursors.boolean += 1
-                case .data:
-                    guard cursors.data < data.count else { throw corrupt("encoded values are missing") }
-                    value.value = data[cursors.data]
-                    cursors.data += 1
-                case nil:
-                    throw corrupt("value form \(forms[index]) is unknown")
+                let code = forms[index]
+                guard code >= 0, let form = Form(rawValue: code / 2) else { throw corrupt("value form \(code) is unknown") }
+                let date = code % 2 == 1 ? Date(timeIntervalSinceReferenceDate: try take(dates, &cursors.date, "dates")) : nil
+                var value = PropertyValueData(property: properties[index], date: date)
+                switch form {
+                case .text: value.text = try take(texts, &cursors.text, "texts")
+                case .integer: value.integer = try take(integers, &cursors.integer, "integers")
+                case .real: value.real = try take(reals, &cursors.real, "doubles")
+                case .boolean: value.boolean = try take(booleans, &cursors.boolean, "booleans")
+                case .null: value.nilDepth = try take(integers, &cursors.integer, "integers")
+                case .data: value.value = try take(data, &cursors.data, "encoded values")
                 }
                 values.append(value)
                 index += 1
