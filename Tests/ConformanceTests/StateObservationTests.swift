@@ -221,3 +221,54 @@ extension StateObservationTests {
         #expect(seen == [Path(model: 1, instance: 3, property: 2)])
     }
 }
+
+extension StateObservationTests {
+    final class PathLog: @unchecked Sendable {
+        private let lock = NSLock()
+        private var batches: [[Path]] = []
+        func append(_ paths: [Path]) { lock.lock(); batches.append(paths); lock.unlock() }
+        var all: [[Path]] { lock.lock(); defer { lock.unlock() }; return batches }
+    }
+
+    /// A transaction holds back only the writes of its own thread: another thread's write
+    /// made meanwhile is announced at once, and still announced when the transaction throws.
+    /// (On the in-memory stores, where a second writer does not wait for the first; their
+    /// rollback restores the whole store, as documented, so only announcements are checked.)
+    @Test(arguments: [StateStore.inMemory, .inMemoryHistory])
+    func anotherThreadsWriteIsNotHeldByATransaction(_ store: StateStore) throws {
+        let fixture = try store.make()
+        defer { fixture.tearDown() }
+        let observed = ObservableDatabase(wrapping: fixture.database)
+        try Person.create(in: observed, id: 1, name: "Ann")
+        let log = PathLog()
+        let token = observed.addListener { log.append($0) }
+        defer { token.cancel() }
+        let written = DispatchSemaphore(value: 0)
+        #expect(throws: Refused.self) {
+            try observed.transaction {
+                (observed.get(id: 1) as Person?)?.name = "held back, then dropped"
+                Thread {
+                    (observed.get(id: 1) as Person?)?.age = 5
+                    written.signal()
+                }.start()
+                #expect(written.wait(timeout: .now() + 10) == .success)
+                #expect(log.all == [[Path(model: 1, instance: 1, property: 2)]])
+                throw Refused()
+            }
+        }
+        #expect(log.all == [[Path(model: 1, instance: 1, property: 2)]])
+
+        // When the transaction succeeds, its own write follows, in a batch of its own.
+        try observed.transaction {
+            (observed.get(id: 1) as Person?)?.name = "Ann 2"
+            Thread {
+                (observed.get(id: 1) as Person?)?.age = 6
+                written.signal()
+            }.start()
+            #expect(written.wait(timeout: .now() + 10) == .success)
+        }
+        #expect(log.all == [[Path(model: 1, instance: 1, property: 2)], [Path(model: 1, instance: 1, property: 2)],
+                            [Path(model: 1, instance: 1, property: 1)]])
+        #expect((observed.get(id: 1) as Person?)?.name == "Ann 2")
+    }
+}

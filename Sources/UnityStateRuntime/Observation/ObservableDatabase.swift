@@ -5,7 +5,7 @@ import Foundation
 /// object of the same instance), and reports every change as an `AsyncSequence`: StateModel's
 /// `ObservableDatabase` without Combine or SwiftUI.
 public final class ObservableDatabase: Database, @unchecked Sendable {
-    // @unchecked: `objects`, `subscribers`, `transactionDepth` and `pending` are guarded by `lock`.
+    // @unchecked: `objects`, `subscribers`, `listeners` and `transactions` are guarded by `lock`.
 
     /// The database wrapped.
     public let database: any Database
@@ -14,9 +14,11 @@ public final class ObservableDatabase: Database, @unchecked Sendable {
     private var objects: [InstancePath: [WeakModel]] = [:]
     private var subscribers: [UUID: AsyncStream<Path>.Continuation] = [:]
     private var listeners: [UUID: ([Path]) -> Void] = [:]
-    /// How many ``transaction(_:)`` calls are running; while any is, changes wait in `pending`.
-    private var transactionDepth = 0
-    private var pending: [Path] = []
+    /// Per thread, the ``transaction(_:)`` calls running on it and the changes they made so
+    /// far (a transaction's body runs on the thread that called it): another thread's write
+    /// outside any transaction is announced at once, never held back with them or dropped
+    /// when they roll back.
+    private var transactions: [SQLDatabase.ThreadKey: (depth: Int, pending: [Path])] = [:]
 
     private struct InstancePath: Hashable {
         let model: ModelKey
@@ -111,8 +113,8 @@ public final class ObservableDatabase: Database, @unchecked Sendable {
 
     private func didChange(_ path: Path) {
         lock.lock()
-        if transactionDepth > 0 {
-            pending.append(path)
+        if !transactions.isEmpty, transactions[SQLDatabase.ThreadKey.current] != nil {
+            transactions[SQLDatabase.ThreadKey.current]?.pending.append(path)
             lock.unlock()
             return
         }
@@ -156,29 +158,34 @@ public final class ObservableDatabase: Database, @unchecked Sendable {
     /// streams hear of its writes once it succeeded, in the order they were made; when it
     /// throws (nothing was applied) they hear of none of them.
     public func transaction<R>(_ body: () throws -> R) throws -> R {
+        let thread = SQLDatabase.ThreadKey.current
         lock.lock()
-        transactionDepth += 1
+        transactions[thread, default: (0, [])].depth += 1
         lock.unlock()
         let result: R
         do {
             result = try database.transaction(body)
         } catch {
-            _ = finishTransaction()
+            _ = finishTransaction(on: thread)
             throw error
         }
-        announce(finishTransaction())
+        announce(finishTransaction(on: thread))
         return result
     }
 
-    /// Ends one ``transaction(_:)``; returns the changes to announce when it was the outermost.
-    private func finishTransaction() -> [Path] {
+    /// Ends one ``transaction(_:)`` on `thread`; returns the changes to announce when it was
+    /// the outermost there.
+    private func finishTransaction(on thread: SQLDatabase.ThreadKey) -> [Path] {
         lock.lock()
         defer { lock.unlock() }
-        transactionDepth -= 1
-        guard transactionDepth == 0 else { return [] }
-        let done = pending
-        pending = []
-        return done
+        guard var state = transactions[thread] else { return [] }
+        state.depth -= 1
+        guard state.depth == 0 else {
+            transactions[thread] = state
+            return []
+        }
+        transactions[thread] = nil
+        return state.pending
     }
 
     public func instances(of model: ModelKey, where condition: PropertyCondition) -> [InstanceKey] {
