@@ -76,6 +76,42 @@ import UnityState
         #expect(path == Path(model: 1, instance: 2, property: 99))
     }
 
+    struct Refused: Error {}
+
+    /// A nested transaction that throws, caught by the enclosing one, takes its writes and
+    /// its failed writes with it; the enclosing transaction commits the rest. Checked with a
+    /// read inside the nested one (its buffered writes reach the database first) and without.
+    @Test(arguments: StateStore.allCases)
+    func aCaughtNestedTransactionTakesOnlyItsOwnWrites(_ store: StateStore) throws {
+        let fixture = try store.make()
+        defer { fixture.tearDown() }
+        let db = fixture.database
+        let person = try Person.create(in: db, id: 1, name: "Ann", age: 30)
+        try db.transaction {
+            person.age = 31
+            #expect(throws: Refused.self) {
+                try db.transaction {
+                    person.name = "read back, then rolled back"
+                    #expect(person.name == "read back, then rolled back")
+                    person.nickname = "never"
+                    throw Refused()
+                }
+            }
+            if db is SQLDatabase {   // the in-memory stores keep values without encoding them
+                #expect(throws: StateError.self) {
+                    try db.transaction {
+                        person.nickname = "never either"
+                        db.set(Poison(), for: Path(model: 1, instance: 1, property: 99))
+                    }
+                }
+            }
+            person.mood = .busy
+        }
+        let again = try #require(db.get(id: 1, of: Person.self))
+        #expect(again.age == 31 && again.mood == .busy)
+        #expect(again.name == "Ann" && again.nickname == nil)
+    }
+
     @Test(arguments: StateHistoryStore.allCases)
     func aSnapshotContextIgnoresLaterWritesAndLosesToThem(_ store: StateHistoryStore) throws {
         let clock = StateHistoryAndCacheTests.ManualClock()

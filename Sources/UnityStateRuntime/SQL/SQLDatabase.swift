@@ -35,6 +35,10 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
     private let statusReadSQL: String
     private let lock = NSLock()
     private var failures = 0
+    /// The failed writes of the transactions running, per thread: a transaction throws for
+    /// its own thread's failures only, and a nested one that threw (and was caught) leaves
+    /// none of its failures to the enclosing one.
+    private var transactionFailures: [ThreadKey: (count: Int, last: StateError?)] = [:]
     private var lastFailure: StateError?
     private var errorHandler: (@Sendable (StateError) -> Void)?
     private let logger = Logger(label: "unity.state")
@@ -141,16 +145,28 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
         lock.lock()
         failures += 1
         lastFailure = failure
+        if !buffers.isEmpty, buffers[ThreadKey.current] != nil {
+            let count = transactionFailures[ThreadKey.current]?.count ?? 0
+            transactionFailures[ThreadKey.current] = (count + 1, failure)
+        }
         let handler = errorHandler
         lock.unlock()
         logger.error("state write to \(path) failed: \(failure)")
         handler?(failure)
     }
 
-    private var failureCount: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return failures
+    /// This thread's transaction failures so far, and the last of them.
+    private var threadFailures: (count: Int, last: StateError?) {
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            return transactionFailures[ThreadKey.current] ?? (0, nil)
+        }
+        set {
+            lock.lock()
+            transactionFailures[ThreadKey.current] = newValue.count == 0 ? nil : newValue
+            lock.unlock()
+        }
     }
 
     /// Runs `body` in one write transaction of the core database: every `set` inside joins
@@ -169,12 +185,23 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
                 lock.unlock()
             }
         }
+        // A nested transaction is a savepoint: the writes buffered before it go first, so that
+        // what the buffer holds when it throws is its own, dropped with the savepoint.
+        if !outermost { try flushBuffer() }
+        let before = threadFailures
         return try database.write { _ in
-            let before = failureCount
-            let result = try body()
-            if outermost { try flushBuffer() }
-            if failureCount != before, let failure = lastError { throw failure }
-            return result
+            do {
+                let result = try body()
+                if outermost { try flushBuffer() }
+                let after = threadFailures
+                if after.count != before.count, let failure = after.last { throw failure }
+                return result
+            } catch {
+                // Its writes and failures go with it: the enclosing transaction may go on.
+                if !outermost { currentBuffer()?.removeAll() }
+                threadFailures = before
+                throw error
+            }
         }
     }
 
