@@ -162,6 +162,20 @@ import UnityState
         let error = #expect(throws: StateError.self) { try client.apply(modelUpdate: broken) }
         if case .decodingFailed = error {} else { Issue.record("expected decodingFailed, got \(String(describing: error))") }
         #expect(emptyDB.all(of: Values.self).isEmpty)
+
+        // A page whose dates refer to no date (a store that keeps dates sends them).
+        if first.database is any TimestampedDatabase {
+            payload = try #require((try JSONSerialization.jsonObject(with: page) as? [String: Any])?["payload"] as? [String: Any])
+            // The SQL stores date the writes of a transaction alike: two creates, two dates.
+            let dates = (payload["dateValues"] as? [Any])?.count ?? 0
+            #expect(first.database is SQLDatabase ? dates == 2 : dates > 0)
+            payload["dateValues"] = []
+            json["payload"] = payload
+            let undated = try JSONSerialization.data(withJSONObject: json)
+            let failure = #expect(throws: StateError.self) { try client.apply(modelUpdate: undated) }
+            if case .decodingFailed = failure {} else { Issue.record("expected decodingFailed, got \(String(describing: failure))") }
+            #expect(emptyDB.all(of: Values.self).isEmpty)
+        }
     }
 
     /// Statuses "after a date" on a store that keeps dates.

@@ -25,6 +25,14 @@ final class PendingWrites {
     /// model, instance, property, kind, int_value, real_value, text_value, blob_value, written_at.
     static let valueWidth = 9
 
+    /// The date of the transaction these writes belong to (`timeIntervalSinceReferenceDate`),
+    /// given to the writes made in it without a date of their own; nil outside a transaction.
+    let date: Double?
+
+    init(date: Double?) {
+        self.date = date
+    }
+
     private var instanceRows: [SQLValue] = []
     private var instanceIndex: [Key: Int] = [:]
     private var valueRows: [SQLValue] = []

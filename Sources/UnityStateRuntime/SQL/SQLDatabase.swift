@@ -176,7 +176,7 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
         let thread = ThreadKey.current
         lock.lock()
         let outermost = buffers[thread] == nil
-        if outermost { buffers[thread] = PendingWrites() }
+        if outermost { buffers[thread] = PendingWrites(date: clock().timeIntervalSinceReferenceDate) }
         lock.unlock()
         defer {
             if outermost {
@@ -340,10 +340,11 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
     /// a newer value. Inside ``transaction(_:)`` the write is buffered and goes to the database
     /// with the others as multi-row statements (before the next read, and at the end).
     public final func set<Value: DatabaseValue>(_ value: Value, for path: Path, at date: Date?) {
-        let when = (date ?? clock()).timeIntervalSinceReferenceDate
         do {
             let buffer = currentBuffer()
-            let rows = buffer ?? PendingWrites()
+            // The writes of one transaction share its date, taken when it began.
+            let when = date?.timeIntervalSinceReferenceDate ?? buffer?.date ?? clock().timeIntervalSinceReferenceDate
+            let rows = buffer ?? PendingWrites(date: nil)
             if path.isInstanceStatus {
                 guard let status = value as? InstanceStatus else {
                     throw StateError.valueCodingFailed(path: path, error: "an instance status path holds only InstanceStatus values")

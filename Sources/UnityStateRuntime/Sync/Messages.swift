@@ -145,10 +145,11 @@ struct ModelUpdateData: Codable {
     // A page travels by columns: a few arrays of plain values instead of a container per
     // instance, status and property, which is what an encoder spends its time on (arrays of
     // non-optional numbers and strings take the encoders' fast paths). Dates go as
-    // `timeIntervalSinceReferenceDate`, every bit kept, only where there is one: a flag in the
-    // status or form column says so.
+    // `timeIntervalSinceReferenceDate`, every bit kept, each distinct one once (`dateValues`: the
+    // writes of one commit share their date), referred to by index from `statusDates` and
+    // `dates` only where there is one: a flag in the status or form column says so.
     private enum CodingKeys: String, CodingKey {
-        case model, next, instances, statuses, statusDates, propertyCounts, properties, forms, dates
+        case model, next, instances, statuses, statusDates, propertyCounts, properties, forms, dates, dateValues
         case texts, integers, reals, booleans, data
     }
 
@@ -162,13 +163,21 @@ struct ModelUpdateData: Codable {
 
     func encode(to encoder: Encoder) throws {
         // statuses: 0 for none, else `raw * 2 + 1` with a date, `raw * 2` without.
-        var statuses: [Int] = [], statusDates: [Double] = [], propertyCounts: [Int] = []
-        var properties: [Int] = [], forms: [Int] = [], dates: [Double] = []
+        var statuses: [Int] = [], statusDates: [Int] = [], propertyCounts: [Int] = []
+        var properties: [Int] = [], forms: [Int] = [], dates: [Int] = []
+        var dateValues: [Double] = [], dateIndex: [UInt64: Int] = [:]
+        func index(of date: Date) -> Int {
+            let seconds = date.timeIntervalSinceReferenceDate
+            if let found = dateIndex[seconds.bitPattern] { return found }
+            dateIndex[seconds.bitPattern] = dateValues.count
+            dateValues.append(seconds)
+            return dateValues.count - 1
+        }
         var texts: [String] = [], integers: [Int] = [], reals: [Double] = [], booleans: [Bool] = [], data: [Data] = []
         for update in instances {
             if let status = update.status {
                 statuses.append(Int(status.status.rawValue) * 2 + (status.date == nil ? 0 : 1))
-                if let date = status.date { statusDates.append(date.timeIntervalSinceReferenceDate) }
+                if let date = status.date { statusDates.append(index(of: date)) }
             } else {
                 statuses.append(0)
             }
@@ -196,7 +205,7 @@ struct ModelUpdateData: Codable {
                     data.append(property.value ?? Data())
                 }
                 forms.append(form.rawValue * 2 + (property.date == nil ? 0 : 1))
-                if let date = property.date { dates.append(date.timeIntervalSinceReferenceDate) }
+                if let date = property.date { dates.append(index(of: date)) }
             }
         }
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -209,6 +218,7 @@ struct ModelUpdateData: Codable {
         try container.encode(properties, forKey: .properties)
         try container.encode(forms, forKey: .forms)
         try container.encode(dates, forKey: .dates)
+        try container.encode(dateValues, forKey: .dateValues)
         try container.encode(texts, forKey: .texts)
         try container.encode(integers, forKey: .integers)
         try container.encode(reals, forKey: .reals)
@@ -222,11 +232,12 @@ struct ModelUpdateData: Codable {
         next = try container.decodeIfPresent(InstanceKey.self, forKey: .next)
         let ids = try container.decode([InstanceKey].self, forKey: .instances)
         let statuses = try container.decode([Int].self, forKey: .statuses)
-        let statusDates = try container.decode([Double].self, forKey: .statusDates)
+        let statusDates = try container.decode([Int].self, forKey: .statusDates)
         let propertyCounts = try container.decode([Int].self, forKey: .propertyCounts)
         let properties = try container.decode([Int].self, forKey: .properties)
         let forms = try container.decode([Int].self, forKey: .forms)
-        let dates = try container.decode([Double].self, forKey: .dates)
+        let dates = try container.decode([Int].self, forKey: .dates)
+        let dateValues = try container.decode([Double].self, forKey: .dateValues)
         let texts = try container.decode([String].self, forKey: .texts)
         let integers = try container.decode([Int].self, forKey: .integers)
         let reals = try container.decode([Double].self, forKey: .reals)
@@ -245,6 +256,12 @@ struct ModelUpdateData: Codable {
             defer { cursor += 1 }
             return column[cursor]
         }
+        /// The date a `dates` or `statusDates` entry refers to.
+        func dateAt(_ column: [Int], _ cursor: inout Int, _ name: String) throws -> Date {
+            let index = try take(column, &cursor, name)
+            guard dateValues.indices.contains(index) else { throw corrupt("\(name) refer to no date") }
+            return Date(timeIntervalSinceReferenceDate: dateValues[index])
+        }
         var cursors = (text: 0, integer: 0, real: 0, boolean: 0, data: 0, date: 0, statusDate: 0)
         var index = 0
         var updates: [InstanceUpdateData] = []
@@ -256,7 +273,7 @@ struct ModelUpdateData: Codable {
                 guard code > 0, let value = UInt8(exactly: code / 2).flatMap(InstanceStatus.init(rawValue:)) else {
                     throw corrupt("status \(code) is unknown")
                 }
-                let date = code % 2 == 1 ? Date(timeIntervalSinceReferenceDate: try take(statusDates, &cursors.statusDate, "status dates")) : nil
+                let date = code % 2 == 1 ? try dateAt(statusDates, &cursors.statusDate, "status dates") : nil
                 status = StatusEntry(instance: id, status: value, date: date)
             }
             var values: [PropertyValueData] = []
@@ -264,7 +281,7 @@ struct ModelUpdateData: Codable {
             for _ in 0..<propertyCounts[row] {
                 let code = forms[index]
                 guard code >= 0, let form = Form(rawValue: code / 2) else { throw corrupt("value form \(code) is unknown") }
-                let date = code % 2 == 1 ? Date(timeIntervalSinceReferenceDate: try take(dates, &cursors.date, "dates")) : nil
+                let date = code % 2 == 1 ? try dateAt(dates, &cursors.date, "dates") : nil
                 var value = PropertyValueData(property: properties[index], date: date)
                 switch form {
                 case .text: value.text = try take(texts, &cursors.text, "texts")
