@@ -14,6 +14,8 @@ public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
         let keyPath: AnyKeyPath
         let ascending: Bool
         let decimal: Bool
+        /// The attribute is optional: where its NULLs go must be said.
+        let nullable: Bool
     }
 
     var predicate: QueryPredicate?
@@ -44,7 +46,7 @@ public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
     where A.PrimitiveAttributeType: Comparable {
         var r = self
         r.sortTerms.append(SortTerm(column: PlainObject.columnName(keyPath), keyPath: keyPath, ascending: ascending,
-                                     decimal: A.attributeColumnType == .decimal))
+                                     decimal: A.attributeColumnType == .decimal, nullable: A.isOptionalAttribute))
         return r
     }
 
@@ -78,12 +80,18 @@ public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
                     throw PredicatesError.unknownAttribute(entity: table, keyPath: "\(term.keyPath)")
                 }
                 // Nil first when ascending, as Sworm (Core Data) and SQLite do; PostgreSQL
-                // needs it said.
+                // needs it said. Only for an optional attribute: on PostgreSQL an ascending
+                // NULLS FIRST cannot walk a plain index, so a sorted, limited query over a
+                // non-optional indexed column would sort every matching row instead.
                 var sorted = SQLExpression.column(table, column)
                 if term.decimal && dialect.name == SQLDialect.sqlite.name { sorted = QueryPredicate.numeric(sorted) }
-                s.orderBy.append(term.ascending
-                    ? SQLOrdering(sorted, .ascending, nulls: .first)
-                    : SQLOrdering(sorted, .descending, nulls: .last))
+                if term.nullable {
+                    s.orderBy.append(term.ascending
+                        ? SQLOrdering(sorted, .ascending, nulls: .first)
+                        : SQLOrdering(sorted, .descending, nulls: .last))
+                } else {
+                    s.orderBy.append(SQLOrdering(sorted, term.ascending ? .ascending : .descending))
+                }
             }
         }
         s.limit = fetchLimit
