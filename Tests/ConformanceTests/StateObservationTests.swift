@@ -272,3 +272,35 @@ extension StateObservationTests {
         #expect((observed.get(id: 1) as Person?)?.name == "Ann 2")
     }
 }
+
+extension StateObservationTests {
+    /// A sync through an `ObservableDatabase` keeps the server's write dates when the wrapped
+    /// store keeps dates: a late message does not revert a newer value, and every applied
+    /// write is announced.
+    @Test(arguments: [StateStore.inMemoryHistory, .sqlite, .sqliteHistory, .postgres, .postgresHistory])
+    func syncThroughAnObservableDatabaseKeepsTheDates(_ store: StateStore) throws {
+        let fixture = try store.make()
+        defer { fixture.tearDown() }
+        let observed = ObservableDatabase(wrapping: fixture.database)
+        let server = InMemoryHistoryDatabase()
+        let ann = try Person.create(in: server, id: 1, name: "Ann")
+        let map: ModelMap = { $0 == 1 ? Person.self : nil }
+        let processor = RequestProcessor(database: server, encoder: JSONEncoder(), decoder: JSONDecoder(), modelMap: map)
+        let consumer = UpdateConsumer(database: observed, encoder: JSONEncoder(), decoder: JSONDecoder(), modelMap: map)
+        let log = PathLog()
+        let token = observed.addListener { log.append($0) }
+        defer { token.cancel() }
+
+        let old = try processor.process(instanceUpdateRequest: try consumer.instanceUpdateRequest(for: 1, of: Person.self))
+        Thread.sleep(forTimeInterval: 0.002)
+        ann.name = "Ann 2"
+        let written: Timestamped<String>? = server.get(Path(model: 1, instance: 1, property: 1))
+        try consumer.apply(instanceUpdate: try processor.process(instanceUpdateRequest: try consumer.instanceUpdateRequest(for: 1, of: Person.self)))
+        try consumer.apply(instanceUpdate: old)
+        let stored: Timestamped<String>? = try #require(fixture.database as? any TimestampedDatabase).get(Path(model: 1, instance: 1, property: 1))
+        #expect(stored?.value == "Ann 2")
+        #expect(stored?.date == written?.date)
+        #expect(log.all.count == 2)          // two applies, one batch each
+        #expect(log.all.first?.contains(Path(model: 1, instance: 1, property: 1)) == true)
+    }
+}

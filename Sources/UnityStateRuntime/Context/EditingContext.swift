@@ -89,7 +89,7 @@ public class EditingContext: Database {
         // Each path is written once, so the order does not matter (no sort of every path).
         let pending = edits
         let date = commitDate
-        let target = CommitTarget(database: database, timestamped: date == nil ? nil : database as? any TimestampedDatabase,
+        let target = CommitTarget(database: database, timestamped: date == nil ? nil : datedView(of: database),
                                   date: date)
         try database.transaction {
             for edit in pending.values { edit.write(target) }

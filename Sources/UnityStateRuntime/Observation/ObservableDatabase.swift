@@ -111,7 +111,8 @@ public final class ObservableDatabase: Database, @unchecked Sendable {
         return changes().filter { $0.model == modelId }
     }
 
-    private func didChange(_ path: Path) {
+    /// Announces a write (at once, or with its thread's transaction).
+    fileprivate func didChange(_ path: Path) {
         lock.lock()
         if !transactions.isEmpty, transactions[SQLDatabase.ThreadKey.current] != nil {
             transactions[SQLDatabase.ThreadKey.current]?.pending.append(path)
@@ -194,5 +195,49 @@ public final class ObservableDatabase: Database, @unchecked Sendable {
 
     public func instanceKeys(of model: ModelKey, from start: InstanceKey, limit: Int) -> [InstanceKey] {
         database.instanceKeys(of: model, from: start, limit: limit)
+    }
+}
+
+extension ObservableDatabase {
+    /// This database as one that keeps write dates, when the wrapped one does: synchronization
+    /// and history contexts write through it with the dates they carry, and each write is
+    /// announced as any other.
+    public var datedView: (any TimestampedDatabase)? {
+        guard let dated = database as? any TimestampedDatabase else { return nil }
+        return ObservedDatedView(observed: self, dated: dated)
+    }
+}
+
+/// ``ObservableDatabase/datedView``: reads and dated writes go to the wrapped store, writes
+/// are announced by the observable database.
+final class ObservedDatedView: TimestampedDatabase, @unchecked Sendable {
+    // @unchecked: both references are to thread-safe databases and never change.
+    let observed: ObservableDatabase
+    let dated: any TimestampedDatabase
+
+    init(observed: ObservableDatabase, dated: any TimestampedDatabase) {
+        self.observed = observed
+        self.dated = dated
+    }
+
+    func get<Value: DatabaseValue>(_ path: Path) -> Value? { dated.get(path) }
+    func get<Value: DatabaseValue>(_ path: Path) -> Timestamped<Value>? { dated.get(path) }
+    func set<Value: DatabaseValue>(_ value: Value, for path: Path) { observed.set(value, for: path) }
+    func set<Value: DatabaseValue>(_ value: Value, for path: Path, at date: Date?) {
+        dated.set(value, for: path, at: date)
+        observed.didChange(path)
+    }
+    func all<T>(model: ModelKey, where predicate: (InstanceKey, InstanceStatus) -> T?) -> [T] {
+        dated.all(model: model, where: predicate)
+    }
+    func all<T>(model: ModelKey, where predicate: (InstanceKey, InstanceStatus, Date) -> T?) -> [T] {
+        dated.all(model: model, where: predicate)
+    }
+    func transaction<R>(_ body: () throws -> R) throws -> R { try observed.transaction(body) }
+    func instances(of model: ModelKey, where condition: PropertyCondition) -> [InstanceKey] {
+        dated.instances(of: model, where: condition)
+    }
+    func instanceKeys(of model: ModelKey, from start: InstanceKey, limit: Int) -> [InstanceKey] {
+        dated.instanceKeys(of: model, from: start, limit: limit)
     }
 }

@@ -1,5 +1,12 @@
 import Foundation
 
+/// `database` as a store that keeps write dates, if it is one. An ``ObservableDatabase``
+/// wrapping such a store is one too: its dated writes go to the store and are announced.
+func datedView(of database: any Database) -> (any TimestampedDatabase)? {
+    if let observed = database as? ObservableDatabase { return observed.datedView }
+    return database as? any TimestampedDatabase
+}
+
 /// The model type for a model id: what synchronization needs to know a model's properties.
 public typealias ModelMap = (ModelKey) -> (any ModelProtocol.Type)?
 
@@ -105,7 +112,7 @@ public final class RequestProcessor: ModelMapping {
     }
 
     private func statuses(_ model: ModelKey, after: Date?) -> [StatusEntry] {
-        if let timestamped = database as? any TimestampedDatabase {
+        if let timestamped = datedView(of: database) {
             return timestamped.all(model: model) { id, status, date -> StatusEntry? in
                 if let after, date <= after { return nil }
                 return StatusEntry(instance: id, status: status, date: date)
@@ -129,7 +136,7 @@ public final class RequestProcessor: ModelMapping {
         let model = type.modelId
         let statusPath = Path(model: model, instance: instance)
         var status: StatusEntry?
-        if let timestamped = database as? any TimestampedDatabase {
+        if let timestamped = datedView(of: database) {
             guard let found: Timestamped<InstanceStatus> = timestamped.get(statusPath) else { return nil }
             if after.map({ found.date > $0 }) ?? true {
                 status = StatusEntry(instance: instance, status: found.value, date: found.date)
@@ -139,7 +146,7 @@ public final class RequestProcessor: ModelMapping {
             status = StatusEntry(instance: instance, status: found, date: nil)
         }
         var reader = PropertyReader(database: database, model: model, instance: instance, after: after, encoder: coder.encoder,
-                                    timestamped: database as? any TimestampedDatabase)
+                                    timestamped: datedView(of: database))
         type.visitProperties(with: &reader)
         if let failure = reader.failure { throw failure }
         return InstanceUpdateData(model: model, instance: instance, status: status, properties: reader.values)
@@ -328,7 +335,7 @@ public final class UpdateConsumer: ModelMapping {
 
     private func write(status entry: StatusEntry, model: ModelKey) {
         let path = Path(model: model, instance: entry.instance)
-        if let timestamped = database as? any TimestampedDatabase {
+        if let timestamped = datedView(of: database) {
             timestamped.set(entry.status, for: path, at: entry.date)
         } else {
             database.set(entry.status, for: path)
@@ -339,7 +346,7 @@ public final class UpdateConsumer: ModelMapping {
         var values: [PropertyKey: PropertyValueData] = [:]
         for value in update.properties { values[value.property] = value }
         var writer = PropertyWriter(database: database, model: update.model, instance: update.instance,
-                                    decoder: coder.decoder, values: values, timestamped: database as? any TimestampedDatabase)
+                                    decoder: coder.decoder, values: values, timestamped: datedView(of: database))
         type.visitProperties(with: &writer)
         if let failure = writer.failure { throw failure }
         if let status = update.status { write(status: status, model: update.model) }
