@@ -5,14 +5,14 @@ import Foundation
 /// object of the same instance), and reports every change as an `AsyncSequence`: StateModel's
 /// `ObservableDatabase` without Combine or SwiftUI.
 public final class ObservableDatabase: Database, @unchecked Sendable {
-    // @unchecked: `objects`, `subscribers`, `listeners` and `transactions` are guarded by `lock`.
+    // @unchecked: `objects`, `listeners` and `transactions` are guarded by `lock`.
 
     /// The database wrapped.
     public let database: any Database
 
     private let lock = NSLock()
     private var objects: [InstancePath: [WeakModel]] = [:]
-    private var subscribers: [UUID: AsyncStream<Path>.Continuation] = [:]
+    private let subscribers = StreamSubscribers<Path>()
     private var listeners: [UUID: ([Path]) -> Void] = [:]
     /// Per thread, the ``transaction(_:)`` calls running on it and the changes they made so
     /// far (a transaction's body runs on the thread that called it): another thread's write
@@ -52,18 +52,7 @@ public final class ObservableDatabase: Database, @unchecked Sendable {
     /// Every change made through this database from now on, as the path written. The stream
     /// ends when the task iterating it is cancelled.
     public func changes() -> AsyncStream<Path> {
-        let id = UUID()
-        let (stream, continuation) = AsyncStream.makeStream(of: Path.self)
-        continuation.onTermination = { [weak self] _ in
-            guard let self else { return }
-            self.lock.lock()
-            self.subscribers[id] = nil
-            self.lock.unlock()
-        }
-        lock.lock()
-        subscribers[id] = continuation
-        lock.unlock()
-        return stream
+        subscribers.makeStream()
     }
 
     /// Calls `body` after every change made through this database, on the thread that made
@@ -131,10 +120,9 @@ public final class ObservableDatabase: Database, @unchecked Sendable {
             let key = InstancePath(model: path.model, instance: path.instance)
             let live = (objects[key] ?? []).compactMap(\.object)
             objects[key] = live.isEmpty ? nil : live.map { WeakModel(object: $0) }
-            let streams = Array(subscribers.values)
             lock.unlock()
             for object in live { object.notifyObservers(ofChangeTo: path.property) }
-            for stream in streams { stream.yield(path) }
+            subscribers.yield(path)
         }
         lock.lock()
         let hearing = Array(listeners.values)

@@ -66,7 +66,7 @@ public final class QueryResults<Model: ModelProtocol>: @unchecked Sendable {
     private let lock = NSLock()
     private var currentDescriptor: QueryDescriptor<Model>
     private var state: (items: [Model], error: StateError?) = ([], nil)
-    private let subscribers = ResultSubscribers()
+    private let subscribers = StreamSubscribers<[InstanceKey]>()
     private var listener: ObservableDatabase.ListenerToken?
     private let observation = ModelObservation()
 
@@ -159,16 +159,17 @@ public final class QueryResults<Model: ModelProtocol>: @unchecked Sendable {
     }
 }
 
-/// The streams of ``QueryResults/updates()`` (not generic, so that their termination handlers
-/// capture nothing of the model type).
-final class ResultSubscribers: @unchecked Sendable {
+/// The streams handed out by ``ObservableDatabase/changes()`` and ``QueryResults/updates()``
+/// (a box of its own, so that their termination handlers capture nothing of a model type).
+final class StreamSubscribers<Element: Sendable>: @unchecked Sendable {
     // @unchecked: `streams` is guarded by `lock`.
     private let lock = NSLock()
-    private var streams: [UUID: AsyncStream<[InstanceKey]>.Continuation] = [:]
+    private var streams: [UUID: AsyncStream<Element>.Continuation] = [:]
 
-    func makeStream() -> AsyncStream<[InstanceKey]> {
+    /// A new stream of every element yielded from now on; it leaves when its task ends.
+    func makeStream() -> AsyncStream<Element> {
         let id = UUID()
-        let (stream, continuation) = AsyncStream.makeStream(of: [InstanceKey].self)
+        let (stream, continuation) = AsyncStream.makeStream(of: Element.self)
         continuation.onTermination = { [weak self] _ in
             guard let self else { return }
             self.lock.lock()
@@ -181,13 +182,15 @@ final class ResultSubscribers: @unchecked Sendable {
         return stream
     }
 
-    func yield(_ ids: [InstanceKey]) {
+    /// Gives `element` to every stream.
+    func yield(_ element: Element) {
         lock.lock()
         let current = Array(streams.values)
         lock.unlock()
-        for stream in current { stream.yield(ids) }
+        for stream in current { stream.yield(element) }
     }
 
+    /// Ends every stream.
     func finishAll() {
         lock.lock()
         let current = Array(streams.values)
