@@ -495,7 +495,12 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
                          SQLExpression.column("instance").greaterThanOrEquals(Int64(start))]))
             .orderBy(SQLOrdering(.column("instance")))
             .limit(limit)
-        return read(nil) { conn in
+        return readInstanceKeys(select)
+    }
+
+    /// The instance ids in the first column of `select`'s rows, in order.
+    private final func readInstanceKeys(_ select: SQLSelect) -> [InstanceKey] {
+        read(nil) { conn in
             var ids: [InstanceKey] = []
             try conn.forEachRow(.select(select)) { row in
                 if case .integer(let id) = row[0], let instance = InstanceKey(exactly: id) { ids.append(instance) }
@@ -549,13 +554,7 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
                 matches,
             ]))
             .orderBy(SQLOrdering(.column(table: i, name: "instance")))
-        return read(nil) { conn in
-            var ids: [InstanceKey] = []
-            try conn.forEachRow(.select(select)) { row in
-                if case .integer(let id) = row[0], let instance = Int(exactly: id) { ids.append(instance) }
-            }
-            return ids
-        } ?? []
+        return readInstanceKeys(select)
     }
 
     /// The protocol's evaluation in Swift, for conditions the SQL cannot express.
