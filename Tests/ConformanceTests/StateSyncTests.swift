@@ -163,6 +163,18 @@ import UnityState
         if case .decodingFailed = error {} else { Issue.record("expected decodingFailed, got \(String(describing: error))") }
         #expect(emptyDB.all(of: Values.self).isEmpty)
 
+        // Integer columns travel as one string of numbers each; one that is not is refused.
+        for bad in ["1,,2", "1,x", "99999999999999999999", "1,"] {
+            payload = try #require((try JSONSerialization.jsonObject(with: page) as? [String: Any])?["payload"] as? [String: Any])
+            #expect(payload["integers"] is String)
+            payload["properties"] = bad
+            json["payload"] = payload
+            let garbled = try JSONSerialization.data(withJSONObject: json)
+            let refused = #expect(throws: StateError.self) { try client.apply(modelUpdate: garbled) }
+            if case .decodingFailed = refused {} else { Issue.record("\(bad): expected decodingFailed, got \(String(describing: refused))") }
+        }
+        #expect(emptyDB.all(of: Values.self).isEmpty)
+
         // A page whose dates refer to no date (a store that keeps dates sends them).
         if first.database is any TimestampedDatabase {
             payload = try #require((try JSONSerialization.jsonObject(with: page) as? [String: Any])?["payload"] as? [String: Any])

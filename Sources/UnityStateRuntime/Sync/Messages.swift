@@ -143,8 +143,9 @@ struct ModelUpdateData: Codable {
     }
 
     // A page travels by columns: a few arrays of plain values instead of a container per
-    // instance, status and property, which is what an encoder spends its time on (arrays of
-    // non-optional numbers and strings take the encoders' fast paths). Dates go as
+    // instance, status and property, which is what an encoder spends its time on. The integer
+    // columns (doubles as their bit patterns, booleans as 0 / 1) go as one string of decimal
+    // numbers each: an encoder spends as long on one array element as on a whole string. Dates go as
     // `timeIntervalSinceReferenceDate`, every bit kept, each distinct one once (`dateValues`: the
     // writes of one commit share their date), referred to by index from `statusDates` and
     // `dates` only where there is one: a flag in the status or form column says so.
@@ -211,18 +212,18 @@ struct ModelUpdateData: Codable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(model, forKey: .model)
         try container.encodeIfPresent(next, forKey: .next)
-        try container.encode(instances.map(\.instance), forKey: .instances)
-        try container.encode(statuses, forKey: .statuses)
-        try container.encode(statusDates, forKey: .statusDates)
-        try container.encode(propertyCounts, forKey: .propertyCounts)
-        try container.encode(properties, forKey: .properties)
-        try container.encode(forms, forKey: .forms)
-        try container.encode(dates, forKey: .dates)
+        try container.encode(PackedIntegers(instances.map(\.instance)), forKey: .instances)
+        try container.encode(PackedIntegers(statuses), forKey: .statuses)
+        try container.encode(PackedIntegers(statusDates), forKey: .statusDates)
+        try container.encode(PackedIntegers(propertyCounts), forKey: .propertyCounts)
+        try container.encode(PackedIntegers(properties), forKey: .properties)
+        try container.encode(PackedIntegers(forms), forKey: .forms)
+        try container.encode(PackedIntegers(dates), forKey: .dates)
         try container.encode(dateValues, forKey: .dateValues)
         try container.encode(texts, forKey: .texts)
-        try container.encode(integers, forKey: .integers)
-        try container.encode(reals, forKey: .reals)
-        try container.encode(booleans, forKey: .booleans)
+        try container.encode(PackedIntegers(integers), forKey: .integers)
+        try container.encode(PackedIntegers(reals.map { Int(Int64(bitPattern: $0.bitPattern)) }), forKey: .reals)
+        try container.encode(PackedIntegers(booleans.map { $0 ? 1 : 0 }), forKey: .booleans)
         try container.encode(data, forKey: .data)
     }
 
@@ -230,18 +231,18 @@ struct ModelUpdateData: Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         model = try container.decode(ModelKey.self, forKey: .model)
         next = try container.decodeIfPresent(InstanceKey.self, forKey: .next)
-        let ids = try container.decode([InstanceKey].self, forKey: .instances)
-        let statuses = try container.decode([Int].self, forKey: .statuses)
-        let statusDates = try container.decode([Int].self, forKey: .statusDates)
-        let propertyCounts = try container.decode([Int].self, forKey: .propertyCounts)
-        let properties = try container.decode([Int].self, forKey: .properties)
-        let forms = try container.decode([Int].self, forKey: .forms)
-        let dates = try container.decode([Int].self, forKey: .dates)
+        let ids = try container.decode(PackedIntegers.self, forKey: .instances).values
+        let statuses = try container.decode(PackedIntegers.self, forKey: .statuses).values
+        let statusDates = try container.decode(PackedIntegers.self, forKey: .statusDates).values
+        let propertyCounts = try container.decode(PackedIntegers.self, forKey: .propertyCounts).values
+        let properties = try container.decode(PackedIntegers.self, forKey: .properties).values
+        let forms = try container.decode(PackedIntegers.self, forKey: .forms).values
+        let dates = try container.decode(PackedIntegers.self, forKey: .dates).values
         let dateValues = try container.decode([Double].self, forKey: .dateValues)
         let texts = try container.decode([String].self, forKey: .texts)
-        let integers = try container.decode([Int].self, forKey: .integers)
-        let reals = try container.decode([Double].self, forKey: .reals)
-        let booleans = try container.decode([Bool].self, forKey: .booleans)
+        let integers = try container.decode(PackedIntegers.self, forKey: .integers).values
+        let reals = try container.decode(PackedIntegers.self, forKey: .reals).values.map { Double(bitPattern: UInt64(bitPattern: Int64($0))) }
+        let booleans = try container.decode(PackedIntegers.self, forKey: .booleans).values.map { $0 != 0 }
         let data = try container.decode([Data].self, forKey: .data)
         func corrupt(_ what: String) -> DecodingError {
             .dataCorruptedError(forKey: .instances, in: container, debugDescription: "a model update page whose \(what)")
@@ -369,5 +370,71 @@ struct MessageCoder {
         }
         guard envelope.kind == kind else { throw .invalidDataSupplied }
         return envelope.payload
+    }
+}
+
+/// A column of integers as one string of decimal numbers separated by commas ("" when empty):
+/// one value for the message's encoder instead of one per number.
+struct PackedIntegers: Codable {
+    var values: [Int]
+
+    init(_ values: [Int]) {
+        self.values = values
+    }
+
+    func encode(to encoder: Encoder) throws {
+        var text = ""
+        text.reserveCapacity(values.count * 4)
+        for (i, value) in values.enumerated() {
+            if i > 0 { text.append(",") }
+            text.append(String(value))
+        }
+        var container = encoder.singleValueContainer()
+        try container.encode(text)
+    }
+
+    init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        var values: [Int] = []
+        var current = 0
+        var negative = false
+        var digits = 0
+        func corrupt() -> DecodingError {
+            .dataCorruptedError(in: container, debugDescription: "not a list of integers: \(text.prefix(40))")
+        }
+        func finish() throws {
+            guard digits > 0 else { throw corrupt() }
+            values.append(negative ? -current : current)
+            current = 0
+            negative = false
+            digits = 0
+        }
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                let (times, overflow1) = current.multipliedReportingOverflow(by: 10)
+                let (sum, overflow2) = times.addingReportingOverflow(Int(byte - UInt8(ascii: "0")))
+                // Int.min's magnitude is one more than Int.max: accumulate it negated.
+                if overflow1 || overflow2 {
+                    guard negative, current == Int.max / 10, byte == UInt8(ascii: "8") else { throw corrupt() }
+                    current = Int.min
+                    negative = false
+                    digits += 1
+                    continue
+                }
+                current = sum
+                digits += 1
+            case UInt8(ascii: "-"):
+                guard digits == 0, !negative else { throw corrupt() }
+                negative = true
+            case UInt8(ascii: ","):
+                try finish()
+            default:
+                throw corrupt()
+            }
+        }
+        if !text.isEmpty { try finish() }
+        self.values = values
     }
 }
