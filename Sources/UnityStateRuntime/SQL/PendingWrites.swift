@@ -130,12 +130,12 @@ final class PendingWrites {
             if shapes[row] != shapes[0] { mixed = true }
         }
         guard mixed else { return flat }
+        var rowsByShape = [[Int]](repeating: [], count: 16)
+        for row in 0..<count { rowsByShape[shapes[row]].append(row) }
         var grouped: [SQLValue] = []
         grouped.reserveCapacity(flat.count)
-        for bucket in 0..<16 {
-            for row in 0..<count where shapes[row] == bucket {
-                grouped.append(contentsOf: flat[row * width..<(row + 1) * width])
-            }
+        for rows in rowsByShape {
+            for row in rows { grouped.append(contentsOf: flat[row * width..<(row + 1) * width]) }
         }
         return grouped
     }
