@@ -154,38 +154,36 @@ import UnityState
         let emptyDB = InMemoryDatabase()
         let client = UpdateConsumer(database: emptyDB, encoder: JSONEncoder(), decoder: JSONDecoder(), modelMap: map)
         let page = try server.process(modelUpdateRequest: try client.modelUpdateRequest(for: Values.self, limit: 1_000))
-        var json = try #require(try JSONSerialization.jsonObject(with: page) as? [String: Any])
-        var payload = try #require(json["payload"] as? [String: Any])
-        payload["texts"] = []
-        json["payload"] = payload
-        let broken = try JSONSerialization.data(withJSONObject: json)
-        let error = #expect(throws: StateError.self) { try client.apply(modelUpdate: broken) }
-        if case .decodingFailed = error {} else { Issue.record("expected decodingFailed, got \(String(describing: error))") }
+        /// `page` with its payload changed by `change`, applied: refused with `decodingFailed`.
+        func expectRefused(_ what: String, _ change: (inout [String: Any]) -> Void) throws {
+            guard var json = try JSONSerialization.jsonObject(with: page) as? [String: Any],
+                  var payload = json["payload"] as? [String: Any] else {
+                Issue.record("\(what): the page is not a JSON object with a payload")
+                return
+            }
+            change(&payload)
+            json["payload"] = payload
+            let broken = try JSONSerialization.data(withJSONObject: json)
+            let error = #expect(throws: StateError.self) { try client.apply(modelUpdate: broken) }
+            if case .decodingFailed = error {} else { Issue.record("\(what): expected decodingFailed, got \(String(describing: error))") }
+        }
+        let payload = try #require((try JSONSerialization.jsonObject(with: page) as? [String: Any])?["payload"] as? [String: Any])
+        try expectRefused("no texts") { $0["texts"] = [] }
         #expect(emptyDB.all(of: Values.self).isEmpty)
 
         // Integer columns travel as one string of numbers each; one that is not is refused.
+        #expect(payload["integers"] is String)
         for bad in ["1,,2", "1,x", "99999999999999999999", "1,"] {
-            payload = try #require((try JSONSerialization.jsonObject(with: page) as? [String: Any])?["payload"] as? [String: Any])
-            #expect(payload["integers"] is String)
-            payload["properties"] = bad
-            json["payload"] = payload
-            let garbled = try JSONSerialization.data(withJSONObject: json)
-            let refused = #expect(throws: StateError.self) { try client.apply(modelUpdate: garbled) }
-            if case .decodingFailed = refused {} else { Issue.record("\(bad): expected decodingFailed, got \(String(describing: refused))") }
+            try expectRefused(bad) { $0["properties"] = bad }
         }
         #expect(emptyDB.all(of: Values.self).isEmpty)
 
         // A page whose dates refer to no date (a store that keeps dates sends them).
         if first.database is any TimestampedDatabase {
-            payload = try #require((try JSONSerialization.jsonObject(with: page) as? [String: Any])?["payload"] as? [String: Any])
             // The SQL stores date the writes of a transaction alike: two creates, two dates.
             let dates = (payload["dateValues"] as? [Any])?.count ?? 0
             #expect(first.database is SQLDatabase ? dates == 2 : dates > 0)
-            payload["dateValues"] = []
-            json["payload"] = payload
-            let undated = try JSONSerialization.data(withJSONObject: json)
-            let failure = #expect(throws: StateError.self) { try client.apply(modelUpdate: undated) }
-            if case .decodingFailed = failure {} else { Issue.record("expected decodingFailed, got \(String(describing: failure))") }
+            try expectRefused("no dates") { $0["dateValues"] = [] }
             #expect(emptyDB.all(of: Values.self).isEmpty)
         }
     }
