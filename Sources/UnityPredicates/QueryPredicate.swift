@@ -8,7 +8,7 @@ import Foundation
 /// `QueryPredicate.raw("price > ?", 10)`.
 public struct QueryPredicate: Sendable, ExpressibleByStringLiteral {
     indirect enum Node: Sendable {
-        case comparison(String, SQLBinaryOperator, DatabaseValue, decimal: Bool)
+        case comparison(String, SQLBinaryOperator, DatabaseValue)
         case isNull(String, negated: Bool)
         case inList(String, [DatabaseValue])
         case text(String, TextOperator, String, caseInsensitive: Bool)
@@ -43,16 +43,12 @@ public struct QueryPredicate: Sendable, ExpressibleByStringLiteral {
         return try QueryPredicate.compile(node, qualifier, dialect, &depth)
     }
 
-    /// `CAST(x AS NUMERIC)`: SQLite's number for a Decimal stored as exact text.
-    static func numeric(_ x: SQLExpression) -> SQLExpression { .cast(x, .custom("NUMERIC")) }
-
     private static func compile(_ node: Node, _ q: String, _ dialect: SQLDialect, _ depth: inout Int) throws -> SQLExpression {
         switch node {
-        case .comparison(let column, let op, let value, let decimal):
-            if decimal && dialect.name == SQLDialect.sqlite.name {
-                // SQLite keeps a Decimal's exact digits as text: compare them as numbers.
-                return .binary(numeric(.column(q, column)), op, numeric(.bind(value)))
-            }
+        case .comparison(let column, let op, let value):
+            // A Decimal column needs nothing here: on SQLite the schema declares it
+            // `TEXT COLLATE unity_decimal`, so the column's exact digits compare as numbers
+            // with the bound value (a CAST to NUMERIC would round both to a double).
             return .binary(.column(q, column), op, .bind(value))
         case .isNull(let column, let negated):
             return .isNull(.column(q, column), negated: negated)
@@ -112,7 +108,7 @@ extension Query {
     }
 
     static func compare<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ op: SQLBinaryOperator, _ value: A) -> QueryPredicate {
-        column(keyPath, T.self) { .comparison($0, op, value.encodePrimitiveValue(), decimal: A.attributeColumnType == .decimal) }
+        column(keyPath, T.self) { .comparison($0, op, value.encodePrimitiveValue()) }
     }
 
     /// `NOT a`.

@@ -13,7 +13,6 @@ public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
         /// Described only for an error message: describing a key path is slow.
         let keyPath: AnyKeyPath
         let ascending: Bool
-        let decimal: Bool
         /// The attribute is optional: where its NULLs go must be said.
         let nullable: Bool
     }
@@ -46,7 +45,7 @@ public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
     where A.PrimitiveAttributeType: Comparable {
         var r = self
         r.sortTerms.append(SortTerm(column: PlainObject.columnName(keyPath), keyPath: keyPath, ascending: ascending,
-                                     decimal: A.attributeColumnType == .decimal, nullable: A.isOptionalAttribute))
+                                     nullable: A.isOptionalAttribute))
         return r
     }
 
@@ -83,8 +82,8 @@ public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
                 // needs it said. Only for an optional attribute: on PostgreSQL an ascending
                 // NULLS FIRST cannot walk a plain index, so a sorted, limited query over a
                 // non-optional indexed column would sort every matching row instead.
-                var sorted = SQLExpression.column(table, column)
-                if term.decimal && dialect.name == SQLDialect.sqlite.name { sorted = QueryPredicate.numeric(sorted) }
+                // (A Decimal sorts as a number through its column's collation on SQLite.)
+                let sorted = SQLExpression.column(table, column)
                 if term.nullable {
                     s.orderBy.append(term.ascending
                         ? SQLOrdering(sorted, .ascending, nulls: .first)

@@ -194,6 +194,33 @@ struct PredicatesOperatorTests {
         }
     }
 
+    /// Decimals that a double cannot tell apart still compare and sort exactly on both backends
+    /// (SQLite compares the column's exact digits through its `unity_decimal` collation; a CAST
+    /// to NUMERIC would round both sides to the same double).
+    @Test(arguments: Backend.allCases)
+    func decimalsBeyondADoublesPrecisionCompareExactly(_ backend: Backend) throws {
+        try withTestDatabase(backend) { db in
+            let c = PersistentContainer(database: db, models: predicateModels)
+            let prices = ["12345678901234567890.5", "12345678901234567890.25", "12345678901234567890.375", "-0.000000000000000000001"]
+            try c.perform { ctx in
+                for (i, text) in prices.enumerated() {
+                    var item = PItem(id: i + 1)
+                    item.price = try #require(Decimal(string: text))
+                    try ctx.insert(item)
+                }
+            }
+            let middle = try #require(Decimal(string: "12345678901234567890.3"))
+            try Self.expectEqual({ try Self.ids(c, \PItem.price > middle) }, [1, 3])
+            try Self.expectEqual({ try Self.ids(c, \PItem.price <= middle) }, [2, 4])
+            try Self.expectEqual({ try Self.ids(c, \PItem.price == Decimal(string: "12345678901234567890.375")!) }, [3])
+            try Self.expectEqual({ try Self.ids(c, \PItem.price != Decimal(string: "12345678901234567890.375")!) }, [1, 2, 4])
+            try Self.expectEqual({ try c.perform { ctx in try ctx.fetch(PItem.all.sort(\.price), \.id) } }, [4, 2, 3, 1])
+            try Self.expectEqual({ try c.perform { ctx in try ctx.fetch(PItem.all.sort(\.price, ascending: false), \.id) } }, [1, 3, 2, 4])
+            try Self.expectEqual({ try c.perform { ctx in try ctx.fetch(PItem.all.sort(\.price), \.price) } },
+                                 [prices[3], prices[1], prices[2], prices[0]].map { Decimal(string: $0)! })
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func stringsSortInByteOrder(_ backend: Backend) throws {
         try withTestDatabase(backend) { db in
