@@ -220,6 +220,101 @@ struct PersistableBatchTests {
     }
 }
 
+extension PersistableBatchTests {
+    /// An order whose `valuesToPersist()` names `note` only when it has one: records of one type
+    /// with different column sets in one batch.
+    struct SparseOrder: Persistable {
+        var id: Int?
+        var hatId: Int
+        var note: String?
+        static var tableName: String { "orders" }
+        init(id: Int? = nil, hatId: Int, note: String?) {
+            self.id = id
+            self.hatId = hatId
+            self.note = note
+        }
+        init(databaseRow: DatabaseRow) throws {
+            id = try databaseRow.read("id")
+            hatId = try databaseRow.read("hat_id")
+            note = try databaseRow.read("note")
+        }
+        func valuesToPersist() -> [String: (any DatabaseValueConvertible)?] {
+            note.map { ["hat_id": hatId, "note": $0] } ?? ["hat_id": hatId]
+        }
+    }
+
+    /// Records of several shapes (NULLs in different places, application-assigned ids beside
+    /// database ones, different column sets) over more than one 500-row chunk: the copies come
+    /// back in the order given, each with the id its row got, and every row holds its values.
+    @Test(arguments: Backend.allCases)
+    func batchesOfMixedShapesKeepTheOrderGiven(_ backend: Backend) throws {
+        try PersistableFixtures.withWorld(backend) { db in
+            var orders: [PersistableFixtures.Order] = []
+            for i in 0..<1_300 {
+                var order = PersistableFixtures.Order(hatId: i, customerId: i % 5 == 0 ? nil : 1_000 + i,
+                                                      quantity: i % 3 == 0 ? nil : i, note: i % 7 == 0 ? "seven \(i)" : nil)
+                if i % 4 == 0 { order = try PersistableFixtures.Order(databaseRow: DatabaseRow(data: [
+                    "id": .integer(Int64(-1 - i)), "hat_id": .integer(Int64(i)),
+                    "customer_id": i % 5 == 0 ? .null : .integer(Int64(1_000 + i)),
+                    "quantity": i % 3 == 0 ? .null : .integer(Int64(i)), "note": i % 7 == 0 ? .text("seven \(i)") : .null,
+                ])) }
+                orders.append(order)
+            }
+            let copies = try PersistableFixtures.Order.insertAll(orders, db)
+            #expect(copies.map(\.hatId) == Array(0..<1_300))
+            // (Negative assigned ids: SQLite gives a new row the largest id plus one, which a
+            // larger assigned id inserted later could then collide with.)
+            #expect(copies[0].id == -1 && copies[4].id == -5 && copies[1_296].id == -1_297)
+            #expect(Set(copies.compactMap(\.id)).count == 1_300)
+            let stored = Dictionary(uniqueKeysWithValues: try Query<PersistableFixtures.Order>().allOrThrow(db).map { ($0.id ?? -1, $0) })
+            #expect(stored.count == 1_300)
+            for (i, copy) in copies.enumerated() {
+                let id = try #require(copy.id)
+                let row = try #require(stored[id])
+                #expect(row.hatId == i)
+                #expect(row.customerId == (i % 5 == 0 ? nil : 1_000 + i))
+                #expect(row.quantity == (i % 3 == 0 ? 1 : i))  // nil left out: the column default
+                #expect(row.note == (i % 7 == 0 ? "seven \(i)" : nil))
+            }
+            // Different column sets in one batch, new and existing records mixed.
+            var sparse = (0..<600).map { SparseOrder(hatId: 5_000 + $0, note: $0 % 2 == 0 ? "even" : nil) }
+            sparse.append(SparseOrder(id: copies[1].id, hatId: 7, note: "updated"))
+            let saved = try SparseOrder.saveAll(sparse, db)
+            #expect(saved.map(\.hatId) == (0..<600).map { 5_000 + $0 } + [7])
+            #expect(saved.last?.id == copies[1].id)
+            #expect(try Query<SparseOrder>().filter(["note": "even"]).countOrThrow(db) == 300)
+            let updatedId = try #require(copies[1].id)
+            #expect(try Query<SparseOrder>().findOrThrow(updatedId, db)?.note == "updated")
+            for copy in saved.prefix(600) {
+                let id = try #require(copy.id)
+                let row = try #require(try Query<SparseOrder>().findOrThrow(id, db))
+                #expect(row.hatId == copy.hatId && row.note == copy.note)
+            }
+            // Records without columns: one DEFAULT VALUES insert each.
+            let items = try PersistableFixtures.StoreItem.insertAll([PersistableFixtures.StoreItem](
+                repeating: try PersistableFixtures.StoreItem(databaseRow: DatabaseRow(data: [:])), count: 3), db)
+            #expect(Set(items.compactMap(\.id)).count == 3)
+            #expect(try Query<PersistableFixtures.StoreItem>().countOrThrow(db) == 3)
+        }
+    }
+
+    /// A batch that fails in a later chunk (a taken id) leaves the table as it was.
+    @Test(arguments: Backend.allCases)
+    func aBatchThatFailsLateLeavesNothing(_ backend: Backend) throws {
+        try PersistableFixtures.withWorld(backend) { db in
+            _ = try PersistableFixtures.Order.insertAll([try PersistableFixtures.Order(databaseRow: DatabaseRow(data: [
+                "id": 9_999, "hat_id": 1, "quantity": 2,
+            ]))], db)
+            var orders = (0..<1_100).map { PersistableFixtures.Order(hatId: $0, customerId: nil, quantity: 3) }
+            orders.append(try PersistableFixtures.Order(databaseRow: DatabaseRow(data: ["id": 9_999, "hat_id": 2, "quantity": 4])))
+            #expect(throws: DatabaseError.self) { try PersistableFixtures.Order.insertAll(orders, db) }
+            let left = try Query<PersistableFixtures.Order>().allOrThrow(db)
+            #expect(left.count == 1)
+            #expect(left.first?.id == 9_999 && left.first?.hatId == 1 && left.first?.quantity == 2)
+        }
+    }
+}
+
 @Suite("Persistable in transactions")
 struct PersistableTransactionTests {
     struct Abort: Error {}
