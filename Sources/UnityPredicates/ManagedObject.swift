@@ -12,13 +12,15 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     let context: ManagedObjectContext
     /// The hidden key (`Z_PK`).
     let primaryKey: Int64
-    /// The attributes' values in ``EntityDescription/attributes`` order.
-    var values: [DatabaseValue]
+    /// The attributes' values in ``EntityDescription/attributes`` order (a fetched object's
+    /// array holds its key after them: the row's values are kept as they came).
+    @usableFromInline var values: [DatabaseValue]
     var changed: Set<Int> = []
 
     /// The model's attributes (looked up once per fetch, not per row).
-    let description: EntityDescription<PlainObject>
+    @usableFromInline let description: EntityDescription<PlainObject>
 
+    @usableFromInline
     init(context: ManagedObjectContext, primaryKey: Int64, values: [DatabaseValue],
          description: EntityDescription<PlainObject> = .shared) {
         self.context = context
@@ -28,9 +30,11 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     }
 
     /// The whole value, attribute by attribute.
+    @inlinable
     public func decode() throws -> PlainObject {
         var object = PlainObject()
         let attributes = description.attributes
+        let values = self.values  // one access to the class's storage, not one per attribute
         for i in attributes.indices {
             try attributes[i].decode(&object, values[i])
         }

@@ -5,7 +5,7 @@ import Foundation
 /// Every call runs SQL at once (after writing the changes made with `encode`), so a
 /// fetch sees the closure's own inserts and changes.
 public final class ManagedObjectContext {
-    let connection: Connection
+    @usableFromInline let connection: Connection
     let registry: SchemaRegistry
     /// Objects with changes not yet written, in the order first changed.
     private var changedObjects: [ObjectIdentifier: () -> SQLStatement?] = [:]
@@ -13,8 +13,10 @@ public final class ManagedObjectContext {
     /// An error met where the API cannot throw (``ManagedObject/encode(_:_:)``), thrown by
     /// the next statement.
     var pendingError: (any Error)?
-    /// Inserts of models keyed by their own attribute, run as one batch by the next flush.
-    private var pendingStatements: [SQLStatement] = []
+    /// Inserts of models keyed by their own attribute, run by the next flush: each model's
+    /// INSERT text (rendered once per context from the AST) and the values bound to it.
+    private var pendingInserts: [(sql: String, values: [DatabaseValue])] = []
+    private var insertTexts: [ObjectIdentifier: String] = [:]
 
     init(connection: Connection, registry: SchemaRegistry) {
         self.connection = connection
@@ -30,15 +32,25 @@ public final class ManagedObjectContext {
     }
 
     /// Writes every pending change (called before each statement and when `perform` ends).
+    @usableFromInline
     func flush() throws {
         if let error = pendingError {
             pendingError = nil
             throw error
         }
-        if !pendingStatements.isEmpty {
-            let statements = pendingStatements
-            pendingStatements = []
-            try connection.executeBatch(statements)
+        if !pendingInserts.isEmpty {
+            let inserts = pendingInserts
+            pendingInserts = []
+            // Runs of one model's inserts are one batch: one prepared statement on SQLite,
+            // one pipeline on PostgreSQL.
+            var start = inserts.startIndex
+            while start < inserts.endIndex {
+                let sql = inserts[start].sql
+                var end = start + 1
+                while end < inserts.endIndex, inserts[end].sql == sql { end += 1 }
+                try connection.executeBatch(sql, bindingSets: inserts[start..<end].map(\.values))
+                start = end
+            }
         }
         if !changeOrder.isEmpty {
             let order = changeOrder
@@ -58,22 +70,26 @@ public final class ManagedObjectContext {
     func end() {
         changeOrder = []
         changedObjects = [:]
-        pendingStatements = []
+        pendingInserts = []
     }
 
-    private var dialect: SQLDialect { connection.dialect }
+    @usableFromInline var dialect: SQLDialect { connection.dialect }
 
+    @inlinable
     static func object<T>(_ type: T.Type, _ row: Row, _ context: ManagedObjectContext,
                           _ description: EntityDescription<T> = .shared) throws -> ManagedObject<T> {
+        // The key is the last column (``EntityDescription/selectColumns``), so the row's values
+        // are the attributes' values as they are: the object keeps the row's array, uncopied.
+        let stored = row.values.last ?? .null
         let key: Int64
-        if case .integer(let k) = row[0] {
+        if case .integer(let k) = stored {
             key = k
-        } else if let k = Int64.fromDatabaseValue(row[0]) {
+        } else if let k = Int64.fromDatabaseValue(stored) {
             key = k
         } else {
-            throw PredicatesError.conversion(column: T.keyColumn, type: "Int64", value: row[0])
+            throw PredicatesError.conversion(column: T.keyColumn, type: "Int64", value: stored)
         }
-        return ManagedObject(context: context, primaryKey: key, values: Array(row.values.dropFirst()), description: description)
+        return ManagedObject(context: context, primaryKey: key, values: row.values, description: description)
     }
 
     // MARK: Writing
@@ -93,8 +109,17 @@ public final class ManagedObjectContext {
             guard let key = Int64.fromDatabaseValue(values[keyIndex]) else {
                 throw PredicatesError.conversion(column: PlainObject.keyColumn, type: "Int64", value: values[keyIndex])
             }
-            pendingStatements.append(.insert(SQLInsert(into: PlainObject.entityName, columns: attributes.map(\.name),
-                                                       values: [values.map { .bind($0) }])))
+            let model = ObjectIdentifier(PlainObject.self)
+            let sql: String
+            if let known = insertTexts[model] {
+                sql = known
+            } else {
+                sql = try connection.render(.insert(SQLInsert(
+                    into: PlainObject.entityName, columns: attributes.map(\.name),
+                    values: [[SQLExpression](repeating: .bind(.null), count: attributes.count)]))).sql
+                insertTexts[model] = sql
+            }
+            pendingInserts.append((sql, values))
             return ManagedObject(context: self, primaryKey: key, values: values)
         }
         try flush()
@@ -177,6 +202,11 @@ public final class ManagedObjectContext {
     // MARK: Reading
 
     /// The objects the request matches, in its order.
+    ///
+    /// (This, ``forEach(_:_:)`` and what they call are inlinable so that a client's fetch is
+    /// specialized for its model: as generic code, allocating each object looked up its
+    /// type's metadata.)
+    @inlinable
     public func fetch<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws -> [ManagedObject<PlainObject>] {
         try flush()
         let description = EntityDescription<PlainObject>.shared
@@ -206,6 +236,7 @@ public final class ManagedObjectContext {
 
     /// Calls `body` with each object the request matches, in its order, as the rows arrive
     /// (nothing is kept: for large results).
+    @inlinable
     public func forEach<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>, _ body: (ManagedObject<PlainObject>) throws -> Void) throws {
         try flush()
         let description = EntityDescription<PlainObject>.shared

@@ -68,14 +68,18 @@ public struct Attribute<PlainObject>: Hashable, @unchecked Sendable {
     public let name: String
     /// Whether the column has a UNIQUE constraint.
     public let isUnique: Bool
-    let keyPath: AnyKeyPath
-    let columnType: ColumnType
-    let isOptional: Bool
-    let encode: @Sendable (PlainObject) -> DatabaseValue
-    let decode: @Sendable (inout PlainObject, DatabaseValue) throws -> Void
+    @usableFromInline let keyPath: AnyKeyPath
+    @usableFromInline let columnType: ColumnType
+    @usableFromInline let isOptional: Bool
+    @usableFromInline let encode: @Sendable (PlainObject) -> DatabaseValue
+    @usableFromInline let decode: @Sendable (inout PlainObject, DatabaseValue) throws -> Void
 
     /// An attribute stored in the column `name`; `unique: true` adds a UNIQUE constraint
     /// (a value already stored then throws ``DatabaseError`` `.constraintViolation(.unique, …)`).
+    ///
+    /// (Inlinable so that its closures are compiled for the model's concrete types: as generic
+    /// code they looked up type metadata on every call, which cost more than the row's values.)
+    @inlinable
     public init<Value: SupportedAttributeType>(_ keyPath: WritableKeyPath<PlainObject, Value>, _ name: String, unique: Bool = false) {
         self.name = name
         self.isUnique = unique
@@ -83,12 +87,33 @@ public struct Attribute<PlainObject>: Hashable, @unchecked Sendable {
         self.columnType = Value.attributeColumnType
         self.isOptional = Value.isOptionalAttribute
         nonisolated(unsafe) let path = keyPath
-        self.encode = { object in object[keyPath: path].encodePrimitiveValue() }
-        self.decode = { object, value in
-            guard let decoded = Value.decode(primitiveValue: value) else {
-                throw PredicatesError.conversion(column: name, type: "\(Value.self)", value: value)
+        if let offset = MemoryLayout<PlainObject>.offset(of: keyPath) {
+            // A stored property of a struct: read and written in place at its offset, as
+            // `MemoryLayout.offset(of:)` documents. Going through the key path costs a call
+            // into the runtime's key-path machinery per attribute per row, which was most of
+            // what building objects cost.
+            self.encode = { object in
+                withUnsafeBytes(of: object) { raw in
+                    raw.load(fromByteOffset: offset, as: Value.self).encodePrimitiveValue()
+                }
             }
-            object[keyPath: path] = decoded
+            self.decode = { object, value in
+                guard let decoded = Value.decode(primitiveValue: value) else {
+                    throw PredicatesError.conversion(column: name, type: "\(Value.self)", value: value)
+                }
+                withUnsafeMutablePointer(to: &object) { pointer in
+                    (UnsafeMutableRawPointer(pointer) + offset).assumingMemoryBound(to: Value.self).pointee = decoded
+                }
+            }
+        } else {
+            // A class's property, or a key path through a computed property.
+            self.encode = { object in object[keyPath: path].encodePrimitiveValue() }
+            self.decode = { object, value in
+                guard let decoded = Value.decode(primitiveValue: value) else {
+                    throw PredicatesError.conversion(column: name, type: "\(Value.self)", value: value)
+                }
+                object[keyPath: path] = decoded
+            }
         }
     }
 
@@ -130,12 +155,13 @@ public enum PredicatesError: Error, CustomStringConvertible, Sendable {
 }
 
 /// Per-type lookup tables built once from `attributes` (key path → attribute, column order).
+@usableFromInline
 final class EntityDescription<PlainObject: ManagedObjectConvertible>: @unchecked Sendable {
     // @unchecked: immutable after init.
-    let attributes: [Attribute<PlainObject>]
+    @usableFromInline let attributes: [Attribute<PlainObject>]
     let byKeyPath: [AnyKeyPath: Attribute<PlainObject>]
-    /// `Z_PK` then the attributes' columns, the select list of every fetch.
-    let selectColumns: [SQLSelectColumn]
+    /// The attributes' columns then the key (`Z_PK`), the select list of every fetch.
+    @usableFromInline let selectColumns: [SQLSelectColumn]
     /// The attribute that is the key, when the key is no hidden column.
     let keyAttributeIndex: Int?
 
@@ -145,10 +171,11 @@ final class EntityDescription<PlainObject: ManagedObjectConvertible>: @unchecked
         for a in attributes { map[a.keyPath] = a }
         byKeyPath = map
         keyAttributeIndex = attributes.firstIndex { $0.name == PlainObject.keyColumn }
-        selectColumns = [.expression(.column(PlainObject.entityName, PlainObject.keyColumn), alias: nil)]
-            + attributes.map { .expression(.column(PlainObject.entityName, $0.name), alias: nil) }
+        selectColumns = attributes.map { .expression(.column(PlainObject.entityName, $0.name), alias: nil) }
+            + [.expression(.column(PlainObject.entityName, PlainObject.keyColumn), alias: nil)]
     }
 
+    @usableFromInline
     static var shared: EntityDescription<PlainObject> {
         EntityDescriptionCache.get(PlainObject.self) { EntityDescription<PlainObject>() }
     }

@@ -19,7 +19,7 @@ public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
 
     var predicate: QueryPredicate?
     var sortTerms: [SortTerm] = []
-    var fetchLimit: Int?
+    @usableFromInline var fetchLimit: Int?
     var fetchOffset: Int?
 
     /// Every object of the entity.
@@ -69,6 +69,7 @@ public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
     }
 
     /// The SELECT of `columns` this request describes.
+    @usableFromInline
     func select(_ columns: [SQLSelectColumn], dialect: SQLDialect, ordered: Bool = true) throws -> SQLSelect {
         let table = PlainObject.entityName
         var s = SQLSelect(from: table).columns(columns)

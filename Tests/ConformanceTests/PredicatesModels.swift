@@ -107,3 +107,35 @@ struct PKeyed: ManagedObjectConvertible, Equatable {
     static let keyColumn = "id"
     static let attributes: Set<Attribute<PKeyed>> = [Attribute(\.id, "id"), Attribute(\.label, "label"), Attribute(\.score, "score")]
 }
+
+/// A final class model: its attributes are read and written through their key paths.
+final class PClassItem: ManagedObjectConvertible {
+    var id = 0
+    var name = ""
+    var score: Double?
+    static let entityName = "PClassItem"
+    static let attributes: Set<Attribute<PClassItem>> = [
+        Attribute(\.id, "id"), Attribute(\.name, "name"), Attribute(\.score, "score"),
+    ]
+    init() {}
+}
+
+/// A struct whose attributes are a nested stored property and a computed one: the first is
+/// read and written at its offset, the second through its key path.
+struct PNested: ManagedObjectConvertible, Equatable {
+    struct Inner: Equatable {
+        var label = ""
+        var size: Int16 = 0
+    }
+    var inner = Inner()
+    var total = 0
+    /// Stored as twice `total`.
+    var doubled: Int {
+        get { total * 2 }
+        set { total = newValue / 2 }
+    }
+    static let entityName = "PNested"
+    static let attributes: Set<Attribute<PNested>> = [
+        Attribute(\.inner.label, "label"), Attribute(\.inner.size, "size"), Attribute(\.doubled, "doubled"),
+    ]
+}

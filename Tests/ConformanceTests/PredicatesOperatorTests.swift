@@ -194,6 +194,50 @@ struct PredicatesOperatorTests {
         }
     }
 
+    /// Models whose attributes cannot be reached at a fixed offset (a final class's, a computed
+    /// property) and one that can through a nested struct decode and encode the same values.
+    @Test(arguments: Backend.allCases)
+    func classAndNestedAndComputedAttributes(_ backend: Backend) throws {
+        try withTestDatabase(backend) { db in
+            let c = PersistentContainer(database: db, models: [PClassItem.self, PNested.self])
+            try c.perform { ctx in
+                for i in 1...3 {
+                    let item = PClassItem()
+                    item.id = i
+                    item.name = "class \(i)"
+                    item.score = i == 2 ? nil : Double(i) + 0.25
+                    try ctx.insert(item)
+                    var nested = PNested()
+                    nested.inner = PNested.Inner(label: "n\(i)", size: Int16(i) * 100)
+                    nested.total = i * 10
+                    try ctx.insert(nested)
+                }
+            }
+            let items = try c.perform { ctx in try ctx.fetch(PClassItem.all.sort(\.id)).map { try $0.decode() } }
+            #expect(items.map(\.id) == [1, 2, 3])
+            #expect(items.map(\.name) == ["class 1", "class 2", "class 3"])
+            #expect(items.map(\.score) == [1.25, nil, 3.25])
+            let nested = try c.perform { ctx in
+                try ctx.fetch(PNested.all.where(\PNested.inner.size >= Int16(200)).sort(\.inner.label)).map { try $0.decode() }
+            }
+            #expect(nested == [PNested(inner: .init(label: "n2", size: 200), total: 20),
+                               PNested(inner: .init(label: "n3", size: 300), total: 30)])
+            // What the tables hold, read through the core: the computed attribute stored its value.
+            let stored = try db.read { conn in
+                try conn.fetchAll(sql: "SELECT label, size, doubled FROM \"PNested\" ORDER BY label").map {
+                    [try $0.decode(String.self, at: 0), String(try $0.decode(Int.self, at: 1)), String(try $0.decode(Int.self, at: 2))]
+                }
+            }
+            #expect(stored == [["n1", "100", "20"], ["n2", "200", "40"], ["n3", "300", "60"]])
+            // Changing one attribute of a fetched class object writes it.
+            try c.perform { ctx in
+                let first = try #require(try ctx.fetchOne(PClassItem.all.where(\PClassItem.id == 1)))
+                first.encode(\.name, "renamed")
+            }
+            #expect(try c.perform { ctx in try ctx.fetch(PClassItem.all.sort(\.id), \.name) } == ["renamed", "class 2", "class 3"])
+        }
+    }
+
     /// Decimals that a double cannot tell apart still compare and sort exactly on both backends
     /// (SQLite compares the column's exact digits through its `unity_decimal` collation; a CAST
     /// to NUMERIC would round both sides to the same double).
