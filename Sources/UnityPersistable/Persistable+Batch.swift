@@ -320,9 +320,7 @@ struct BatchInsert<Record: Persistable> {
     mutating func text(_ group: Int, rows: Int, returning: Bool) throws -> String {
         if let sql = groups[group].texts[rows] { return sql }
         let columns = groups[group].columns
-        let placeholder = [SQLExpression](repeating: .bind(.null), count: columns.count)
-        var insert = SQLInsert(into: Record.tableName, columns: columns,
-                               source: .values([[SQLExpression]](repeating: placeholder, count: rows)))
+        var insert = SQLInsert(into: Record.tableName, columns: columns, placeholderRows: rows)
         if returning { insert.returning = [.column("id")] }
         let sql = try conn.render(.insert(insert)).sql
         groups[group].texts[rows] = sql

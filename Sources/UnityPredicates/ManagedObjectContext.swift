@@ -115,8 +115,7 @@ public final class ManagedObjectContext {
                 sql = known
             } else {
                 sql = try connection.render(.insert(SQLInsert(
-                    into: PlainObject.entityName, columns: attributes.map(\.name),
-                    values: [[SQLExpression](repeating: .bind(.null), count: attributes.count)]))).sql
+                    into: PlainObject.entityName, columns: attributes.map(\.name), placeholderRows: 1))).sql
                 insertTexts[model] = sql
             }
             pendingInserts.append((sql, values))

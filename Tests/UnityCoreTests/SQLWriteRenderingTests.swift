@@ -15,6 +15,14 @@ import Testing
         #expect(pg.bindings == [.text("red"), .integer(1), .text("blue")])
     }
 
+    @Test func placeholderRowsRenderOnePlaceholderPerValue() throws {
+        let insert = SQLInsert(into: "hats", columns: ["color", "brim_size"], placeholderRows: 3)
+        let pg = try rendered(.insert(insert), .postgres)
+        #expect(pg.sql == #"INSERT INTO "hats" ("color", "brim_size") VALUES ($1, $2), ($3, $4), ($5, $6)"#)
+        #expect(pg.bindings.count == 6)
+        #expect(try sqlText(.insert(insert), .sqlite) == #"INSERT INTO "hats" ("color", "brim_size") VALUES (?, ?), (?, ?), (?, ?)"#)
+    }
+
     @Test func insertDefaultValuesAndMisuse() throws {
         let d = SQLInsert(into: "log", columns: [], source: .defaultValues)
         #expect(try sqlText(.insert(d), .sqlite) == #"INSERT INTO "log" DEFAULT VALUES"#)

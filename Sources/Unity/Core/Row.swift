@@ -32,13 +32,12 @@ public final class RowLayout: Sendable, Hashable {
     /// The index of the column called `name`, or nil.
     @inlinable
     public func index(of name: String) -> Int? {
-        // The common case, inlined into the caller: the name as the result spells it. Comparing
-        // UTF-8 lengths first skips the other columns without a call into the string library
-        // (a record's reads would otherwise spend more time failing comparisons than decoding),
-        // and a short name equal to a short column name compares equal at once. Names of
-        // another length that are still canonically equal to a column's, and names in another
-        // case, go the full way below.
-        // (A wide result hashes instead.)
+        // The common case, inlined into the caller: the name as the result spells it, in a
+        // result of up to 16 columns (a wider one hashes). Comparing UTF-8 lengths first skips
+        // the other columns without a call into the string library (a record's reads would
+        // otherwise spend more time failing comparisons than decoding). Names of another length
+        // that are still canonically equal to a column's, and names in another case, go the
+        // full way below.
         if columnNames.count <= 16 {
             let count = name.utf8.count
             for i in columnNames.indices where columnNames[i].utf8.count == count && columnNames[i] == name {

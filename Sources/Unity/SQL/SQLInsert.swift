@@ -33,6 +33,17 @@ public struct SQLInsert: Sendable, Hashable {
         self.init(into: table, columns: columns, source: .values(rows))
     }
 
+    /// `INSERT INTO table (columns) VALUES (?, …), …`: `rows` rows of placeholders only.
+    ///
+    /// For a statement text rendered once and run many times: bind each run's values in
+    /// row-major order (row by row, in `columns` order), as ``Connection/executeBatch(_:bindingSets:)``
+    /// and ``RenderedSQL`` take them. Rendering a many-row INSERT per batch costs more than the
+    /// engine spends storing the rows.
+    public init(into table: String, columns: [String], placeholderRows rows: Int) {
+        let row = [SQLExpression](repeating: .bind(.null), count: columns.count)
+        self.init(into: table, columns: columns, source: .values([[SQLExpression]](repeating: row, count: rows)))
+    }
+
     /// `INSERT INTO table (c1, c2) VALUES (?, ?)` from column-value pairs, in order.
     public init(into table: String, values: KeyValuePairs<String, DatabaseValue>) {
         self.init(into: table, columns: values.map(\.key), source: .values([values.map { .bind($0.value) }]))

@@ -234,28 +234,22 @@ final class PendingWriteTemplates: @unchecked Sendable {
     private static func statement(_ table: Table, rows: Int) -> SQLStatement {
         let instanceColumns = ["model", "instance", "status", "written_at"]
         let valueColumns = ["model", "instance", "property"] + SQLDatabase.valueColumnNames
-        func placeholders(_ width: Int) -> [[SQLExpression]] {
-            Array(repeating: Array(repeating: SQLExpression.bind(.null), count: width), count: rows)
-        }
         func newer(_ name: String) -> SQLExpression {
             .binary(.column(table: name, name: "written_at"), .lessOrEqual, .excluded("written_at"))
         }
         switch table {
         case .instances:
-            return .insert(SQLInsert(into: SQLDatabase.instancesTable, columns: instanceColumns,
-                                     values: placeholders(instanceColumns.count))
+            return .insert(SQLInsert(into: SQLDatabase.instancesTable, columns: instanceColumns, placeholderRows: rows)
                 .onConflict(["model", "instance"], doUpdate: [SQLAssignment("status", .excluded("status")),
                                                               SQLAssignment("written_at", .excluded("written_at"))],
                             where: newer(SQLDatabase.instancesTable)))
         case .values:
-            return .insert(SQLInsert(into: SQLDatabase.valuesTable, columns: valueColumns,
-                                     values: placeholders(valueColumns.count))
+            return .insert(SQLInsert(into: SQLDatabase.valuesTable, columns: valueColumns, placeholderRows: rows)
                 .onConflict(["model", "instance", "property"],
                             doUpdate: SQLDatabase.valueColumnNames.map { SQLAssignment($0, .excluded($0)) },
                             where: newer(SQLDatabase.valuesTable)))
         case .history:
-            return .insert(SQLInsert(into: SQLDatabase.historyTable, columns: valueColumns,
-                                     values: placeholders(valueColumns.count)))
+            return .insert(SQLInsert(into: SQLDatabase.historyTable, columns: valueColumns, placeholderRows: rows))
         }
     }
 }
