@@ -1,6 +1,7 @@
 import Foundation
+import Logging
 import Testing
-import Unity
+@testable import Unity
 
 /// Models and tables for sModel's duplicate rules: a primary key, a nullable secondary key
 /// (an id a server gave the row), columns with defaults and a CHECK.
@@ -414,6 +415,41 @@ extension ModelDefTests {
             #expect(try Gadget.firstInstanceWhere("\"serverId\" = ?", "s1200", in: db)?.id == 11_200)
             #expect(try Gadget.firstInstanceWhere("\"serverId\" = ?", "s500", in: db) ==
                 Gadget(id: 500, serverId: "s500", name: "last", color: "c", qty: 2, existsInDatabase: true))
+        }
+    }
+
+    /// A big batch whose only duplicate is its last save: the segments before it run once, as
+    /// plain INSERTs (each one's savepoint released), and only the last segment runs again
+    /// with the duplicate rules (one multi-row INSERT … ON CONFLICT).
+    @Test(arguments: Backend.allCases)
+    func aLateDuplicateRedoesOnlyTheLastSegment(_ backend: Backend) throws {
+        let captured = Mutexed<[String]>([])
+        var logger = Logger(label: "unity.test.batch") { _ in CapturingLogHandler(captured) }
+        logger.logLevel = .info
+        try withTestDatabase(backend, configuration: DatabaseConfiguration(echo: true, logger: logger)) { db in
+            try ModelDefDuplicateFixtures.migrate(db, backend)
+            try Gadget(id: 7, serverId: nil, name: "old", color: "red", qty: 1).save(in: db)
+            let segment = ModelBatchRunner.statementsPerAttempt
+            let fresh = 3 * segment + 4
+            var statements = try (0..<fresh).map {
+                try Gadget(id: 100 + $0, serverId: nil, name: "n\($0)", color: "c", qty: $0 % 5).createSaveStatement()
+            }
+            statements.append(try Gadget(id: 7, serverId: nil, name: "new", color: "blue", qty: 2).createSaveStatement())
+            captured.mutate { $0.removeAll() }
+            try DBManager.executeStatements(statements, in: db)
+
+            let lines = captured.value
+            // Three segments kept, one rolled back (its savepoint is released after the rollback).
+            #expect(lines.filter { $0.hasPrefix("RELEASE") }.count == 4, "\(lines.filter { !$0.hasPrefix("INSERT") })")
+            #expect(lines.filter { $0.hasPrefix("ROLLBACK") }.count == 1)
+            #expect(lines.filter { $0.contains("ON CONFLICT") }.count == 1)
+            #expect(try Gadget.count(in: db) == fresh + 1)
+            #expect(try Gadget.firstInstanceWhere("id = ?", 7, in: db) ==
+                Gadget(id: 7, serverId: nil, name: "new", color: "blue", qty: 2, existsInDatabase: true))
+            #expect(try Gadget.firstInstanceWhere("id = ?", 100 + 2 * segment + 1, in: db) ==
+                Gadget(id: 100 + 2 * segment + 1, serverId: nil, name: "n\(2 * segment + 1)", color: "c",
+                       qty: (2 * segment + 1) % 5, existsInDatabase: true))
+            #expect(try Gadget.countWhere("qty = ?", 4, in: db) == fresh / 5)
         }
     }
 }

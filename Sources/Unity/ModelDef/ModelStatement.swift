@@ -149,12 +149,17 @@ struct BatchableInsert: Sendable, Hashable {
     /// The INSERT for `rows` (each in `columns` order), with its ON CONFLICT clause (none for
     /// a secondary-key rule, which a batch resolves by looking the keys up first).
     func insert(rows: [[DatabaseValue]]) -> SQLInsert {
-        let base: SQLInsert
-        if columns.isEmpty {
-            base = SQLInsert(into: table, columns: [], source: .defaultValues)
-        } else {
-            base = SQLInsert(into: table, columns: columns, values: rows.map { $0.map(SQLExpression.bind) })
-        }
+        insert(source: .values(rows.map { $0.map(SQLExpression.bind) }))
+    }
+
+    /// The same INSERT for `rows` rows of placeholders only: a batch renders it once per
+    /// shape and row count and binds each chunk's values to it, row by row.
+    func insertTemplate(rows: Int) -> SQLInsert {
+        insert(source: SQLInsert(into: table, columns: columns, placeholderRows: rows).source)
+    }
+
+    private func insert(source: SQLInsertSource) -> SQLInsert {
+        let base = SQLInsert(into: table, columns: columns, source: columns.isEmpty ? .defaultValues : source)
         guard case .primary(let keys, let action) = conflict else { return base }
         switch action {
         case .ignore:
@@ -169,6 +174,24 @@ struct BatchableInsert: Sendable, Hashable {
             if updated.isEmpty, let first = keys.first { updated = [SQLAssignment(first, .excluded(first))] }
             return base.onConflict(keys, doUpdate: updated)
         }
+    }
+}
+
+/// The rendered INSERT texts of a batch, one per shape and row count (most batches have
+/// one shape and two counts: full chunks and the last one).
+struct InsertTexts {
+    private var entries: [(shape: BatchableInsert, rows: Int, sql: String)] = []
+
+    /// The text of `shape`'s INSERT of `rows` placeholder rows.
+    mutating func text(_ shape: BatchableInsert, rows: Int, on conn: Connection) throws -> String {
+        if let entry = entries.first(where: { $0.rows == rows && $0.shape.hasSameShape(as: shape) }) {
+            return entry.sql
+        }
+        let sql = try conn.render(.insert(shape.insertTemplate(rows: rows))).sql
+        // Many shapes (a batch over many tables or nil patterns): keep the newest.
+        if entries.count >= 32 { entries.removeFirst() }
+        entries.append((shape, rows, sql))
+        return sql
     }
 }
 
@@ -207,27 +230,41 @@ struct ModelBatchRunner {
         try run(statements, on: conn, results: &results, collecting: true)
     }
 
-    /// A batch that saves new models runs first with plain INSERTs for them, in a savepoint:
-    /// when no key is taken (the common case) that is all, at the speed of plain INSERTs
-    /// (an `ON CONFLICT … DO UPDATE` costs PostgreSQL about half as much again per row). When
-    /// an INSERT meets a taken key, the savepoint is rolled back and the batch runs again with
-    /// the duplicate rules.
+    /// The statements of one optimistic attempt (see ``run(_:on:results:collecting:)``): a
+    /// duplicate found late in a batch costs at most this many statements run twice.
+    static let statementsPerAttempt = 4096
+
+    /// A batch that saves new models runs with plain INSERTs for them first, a segment of
+    /// ``statementsPerAttempt`` statements at a time, each in a savepoint: when no key is
+    /// taken (the common case) that is all, at the speed of plain INSERTs (an
+    /// `ON CONFLICT … DO UPDATE` costs PostgreSQL about half as much again per row). When an
+    /// INSERT meets a taken key, that segment's savepoint is rolled back and the segment runs
+    /// again with the duplicate rules; the next segment is tried plainly again.
     private func run(_ statements: [ModelStatement], on conn: Connection, results: inout [[Row]?],
                      collecting: Bool) throws -> Int {
+        var texts = InsertTexts()
         let optimistic = statements.contains { statement in
             statement.steps.contains { step in
                 if case .insert(let insert) = step { return insert.insertsPlainlyWhenKeysAreFree }
                 return false
             }
         }
-        if optimistic {
+        guard optimistic else {
+            return try runPass(statements[...], on: conn, results: &results, collecting: collecting,
+                               plainInserts: false, texts: &texts)
+        }
+        var changed = 0
+        var start = statements.startIndex
+        while start < statements.endIndex {
+            let end = min(statements.endIndex, start + Self.statementsPerAttempt)
+            let segment = statements[start..<end]
             do {
                 var attempt: [[Row]?] = []
-                let changed = try conn.transaction { conn in
-                    try runPass(statements, on: conn, results: &attempt, collecting: collecting, plainInserts: true)
+                changed += try conn.transaction { conn in
+                    try runPass(segment, on: conn, results: &attempt, collecting: collecting,
+                                plainInserts: true, texts: &texts)
                 }
-                results = attempt
-                return changed
+                results.append(contentsOf: attempt)
             } catch let error as DatabaseError {
                 // A taken key, or a NOT NULL column left nil by a model whose key is taken
                 // (the database checks NOT NULL first): the rules pass sorts them out, and
@@ -236,23 +273,52 @@ struct ModelBatchRunner {
                 case .constraintViolation(.unique, _), .constraintViolation(.notNull, _): break
                 default: throw error
                 }
+                changed += try runPass(segment, on: conn, results: &results, collecting: collecting,
+                                       plainInserts: false, texts: &texts)
             }
+            start = end
         }
-        return try runPass(statements, on: conn, results: &results, collecting: collecting, plainInserts: false)
+        return changed
     }
 
-    private func runPass(_ statements: [ModelStatement], on conn: Connection, results: inout [[Row]?],
-                         collecting: Bool, plainInserts: Bool) throws -> Int {
+    private func runPass(_ statements: ArraySlice<ModelStatement>, on conn: Connection, results: inout [[Row]?],
+                         collecting: Bool, plainInserts: Bool, texts: inout InsertTexts) throws -> Int {
         var changed = 0
+        // Statements waiting to run, in order. At most one of the two lists holds any: other
+        // statements, or chunks of one INSERT text with their values (consecutive chunks of
+        // one text run as one batch: one prepared statement, or one pipeline).
         var pending: [SQLStatement] = []
+        var pendingText: String?
+        var pendingValues: [[DatabaseValue]] = []
         var group: BatchableInsert?
         var rows: [[DatabaseValue]] = []
         var keysInGroup = Set<[DatabaseValue]>()
 
         func flushPending() throws {
-            if pending.isEmpty { return }
-            changed += try conn.executeBatch(pending)
-            pending.removeAll(keepingCapacity: true)
+            if !pending.isEmpty {
+                changed += try conn.executeBatch(pending)
+                pending.removeAll(keepingCapacity: true)
+            }
+            if let sql = pendingText, !pendingValues.isEmpty {
+                changed += try conn.executeBatch(sql, bindingSets: pendingValues)
+                pendingValues.removeAll(keepingCapacity: true)
+            }
+            pendingText = nil
+        }
+        func append(_ statement: SQLStatement) throws {
+            if pendingText != nil { try flushPending() }
+            pending.append(statement)
+        }
+        func append(_ shape: BatchableInsert, rows: [[DatabaseValue]]) throws {
+            let sql = try texts.text(shape, rows: rows.count, on: conn)
+            if !pending.isEmpty || pendingText.map({ !SQLTextKey.sameBytes($0, sql) }) ?? false {
+                try flushPending()
+            }
+            pendingText = sql
+            var values: [DatabaseValue] = []
+            values.reserveCapacity(rows.count * shape.columns.count)
+            for row in rows { values.append(contentsOf: row) }
+            pendingValues.append(values)
         }
         func flushGroup() throws {
             guard let first = group, !rows.isEmpty else { return }
@@ -266,9 +332,9 @@ struct ModelBatchRunner {
                 // leave out the models whose key is taken.
                 try flushPending()
                 let free = try rowsWithFreeKeys(first, rows: rows, keys: keys, on: conn)
-                if !free.isEmpty { pending.append(.insert(first.insert(rows: free))) }
+                if !free.isEmpty { try append(first, rows: free) }
             } else {
-                pending.append(.insert(first.insert(rows: rows)))
+                try append(first, rows: rows)
             }
             group = nil
             rows.removeAll(keepingCapacity: true)
@@ -289,7 +355,7 @@ struct ModelBatchRunner {
                 switch step {
                 case .statement(let sql):
                     try flushGroup()
-                    pending.append(sql)
+                    try append(sql)
                 case .insert(var insert):
                     if plainInserts, insert.insertsPlainlyWhenKeysAreFree { insert.conflict = .none }
                     let keys = insert.distinctKeys
@@ -310,9 +376,8 @@ struct ModelBatchRunner {
                     for key in keys { keysInGroup.insert(key) }
                 }
             }
-            // Multi-row INSERTs of one shape render to the same SQL; handing them over in runs
-            // lets executeBatch reuse one prepared statement, while keeping memory bounded.
-            if pending.count >= 64 { try flushPending() }
+            // Memory stays bounded: a run of chunks goes to the database every 64.
+            if pending.count + pendingValues.count >= 64 { try flushPending() }
         }
         try flushGroup()
         try flushPending()
