@@ -148,6 +148,10 @@ final class SQLiteConnection: DriverConnection {
     /// True: a statement run while a cursor is open gets a statement of its own.
     var runsStatementsBesideCursors: Bool { true }
 
+    /// True: a constraint failure (SQLite's default ABORT) backs out the failed statement's
+    /// changes and keeps the transaction and every earlier statement's changes.
+    var undoesFailedStatementAlone: Bool { true }
+
     func makeInterrupter() -> @Sendable () -> Void {
         let handle = interruptHandle
         return { handle.interrupt() }

@@ -24,45 +24,33 @@ public struct RowEncoder: Sendable {
         } catch let error as EncodingError {
             throw DatabaseError.misuse("could not encode \(T.self) as a row: \(error)")
         }
-        return encoder.pairs
+        return encoder.columns.pairs
     }
 }
 
-final class _RowEncoder: Encoder {
+/// The columns an encoder has written, in order. A value type held in one stored property
+/// of ``_RowEncoder``, so that writing a column is one access to the class (one exclusivity
+/// check) instead of one per field touched.
+struct EncodedColumns {
     /// The columns written so far, in order.
-    private(set) var pairs: [(column: String, value: DatabaseValue)] = []
+    var pairs: [(column: String, value: DatabaseValue)] = []
     /// Where each column is in `pairs`; built only for wide rows, where scanning `pairs` for a
     /// column written twice would cost more than hashing.
-    private var positions: [String: Int]?
-    let skipped: Set<String>
-    /// `skipped` as a list: a handful of string comparisons is cheaper than hashing every key.
-    private let skippedList: [String]
-    var codingPath: [any CodingKey] { [] }
-    var userInfo: [CodingUserInfoKey: Any] { [:] }
+    var positions: [String: Int]?
 
     /// Above this many columns, `positions` takes over from scanning `pairs`.
-    private static let scanLimit = 16
-
-    init(skipped: Set<String>) {
-        self.skipped = skipped
-        self.skippedList = skipped.count <= 4 ? Array(skipped) : []
-        pairs.reserveCapacity(8)
-    }
-
-    @inline(__always)
-    func isSkipped(_ column: String) -> Bool {
-        if skipped.isEmpty { return false }
-        if skipped.count <= 4 { return skippedList.contains(column) }
-        return skipped.contains(column)
-    }
+    static let scanLimit = 16
 
     /// Sets `column` (the last write of a column wins, in the place of its first write).
     @inline(__always)
-    func set(_ column: String, _ value: DatabaseValue) {
-        if let positions {
-            if let i = positions[column] { pairs[i].value = value; return }
+    mutating func set(_ column: String, _ value: DatabaseValue) {
+        if positions != nil {
+            if let i = positions?[column] { pairs[i].value = value; return }
         } else {
-            for i in pairs.indices where pairs[i].column == column {
+            // Lengths first: most columns differ in length, and comparing two lengths is far
+            // cheaper than comparing two strings.
+            let length = column.utf8.count
+            for i in pairs.indices where pairs[i].column.utf8.count == length && pairs[i].column == column {
                 pairs[i].value = value
                 return
             }
@@ -75,6 +63,40 @@ final class _RowEncoder: Encoder {
             for (i, pair) in pairs.enumerated() where index[pair.column] == nil { index[pair.column] = i }
             positions = index
         }
+    }
+}
+
+final class _RowEncoder: Encoder {
+    /// The columns written so far.
+    var columns = EncodedColumns()
+    /// The columns written so far, in order.
+    var pairs: [(column: String, value: DatabaseValue)] { columns.pairs }
+    let skipped: Set<String>
+    /// `skipped` as a list: a handful of string comparisons is cheaper than hashing every key.
+    private let skippedList: [String]
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    init(skipped: Set<String>) {
+        self.skipped = skipped
+        self.skippedList = skipped.count <= 4 ? Array(skipped) : []
+        columns.pairs.reserveCapacity(8)
+    }
+
+    @inline(__always)
+    func isSkipped(_ column: String) -> Bool {
+        if skipped.isEmpty { return false }
+        if skipped.count <= 4 {
+            let length = column.utf8.count
+            return skippedList.contains { $0.utf8.count == length && $0 == column }
+        }
+        return skipped.contains(column)
+    }
+
+    /// Sets `column` (the last write of a column wins, in the place of its first write).
+    @inline(__always)
+    func set(_ column: String, _ value: DatabaseValue) {
+        columns.set(column, value)
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {

@@ -107,6 +107,11 @@ public protocol DriverConnection: AnyObject {
     /// The default is false.
     var runsStatementsBesideCursors: Bool { get }
 
+    /// True when a statement that fails on a constraint inside a transaction is undone alone
+    /// and the transaction stays usable (SQLite's statement journal); false when the failure
+    /// aborts the transaction (PostgreSQL). The default is false.
+    var undoesFailedStatementAlone: Bool { get }
+
     /// A closure that interrupts whatever this connection is running, callable from any
     /// thread (`sqlite3_interrupt`, `PQcancel`). The running statement then fails with
     /// ``DatabaseError/cancelled(_:)``.
@@ -122,6 +127,9 @@ extension DriverConnection {
 
     /// False: a cursor holds the connection.
     public var runsStatementsBesideCursors: Bool { false }
+
+    /// False: a failed statement aborts the transaction.
+    public var undoesFailedStatementAlone: Bool { false }
 
     /// False: the caller runs the BEGIN.
     public func beginWithNextStatement(_ sql: String) -> Bool { false }

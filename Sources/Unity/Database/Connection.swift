@@ -82,6 +82,31 @@ public final class Connection {
         return try driverConnection.execute(rendered.sql, bindings: rendered.bindings, onRow: nil)
     }
 
+    /// True when a statement that fails on a constraint is undone alone and the transaction
+    /// goes on (SQLite), so that ``executeRecoverably(_:bindings:recoverable:)`` can try a
+    /// statement without a savepoint.
+    var undoesFailedStatementAlone: Bool { driverConnection.undoesFailedStatementAlone }
+
+    /// Runs one rendered statement that the caller knows how to do otherwise when it fails
+    /// on a constraint: returns nil when it failed with an error `recoverable` accepts and the
+    /// engine undid this statement alone, keeping the open transaction (SQLite). The failure
+    /// then does not abort the transaction: the caller runs something else instead. Any other
+    /// failure, or one that aborted the transaction (PostgreSQL), is thrown as by
+    /// ``execute(_:)-(RenderedSQL)``.
+    func executeRecoverably(_ sql: String, bindings: [DatabaseValue],
+                            recoverable: (DatabaseError) -> Bool) throws -> Int? {
+        try perform(sql) { () throws -> Int? in
+            log(sql, bindings)
+            do {
+                return try driverConnection.execute(sql, bindings: bindings, onRow: nil)
+            } catch let error as DatabaseError where recoverable(error)
+                && driverConnection.undoesFailedStatementAlone && driverConnection.transactionStatus == .active {
+                // Not thrown, so not noted: the transaction goes on.
+                return nil
+            }
+        }
+    }
+
     /// Runs one statement's driver call: refuses it after a cancel or in a transaction that
     /// can no longer commit, and afterwards notes a failure or a transaction ended under an
     /// open scope. Outside any scope of this connection it adds nothing but the cancel check.

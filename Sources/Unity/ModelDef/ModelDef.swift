@@ -358,22 +358,29 @@ extension ModelDef {
             try checkKeysAreColumns(primaryColumns, pairs)
             conflict = .primary(keys: primaryColumns, action: Self.syncable ? .ignore : .update)
         }
-        var columns: [String] = []
-        var values: [DatabaseValue] = []
+        var columns: [String]
+        var values: [DatabaseValue]
         var nullColumns: [String] = []
-        columns.reserveCapacity(pairs.count)
-        values.reserveCapacity(pairs.count)
-        for pair in pairs {
+        if replacing {
+            columns = []
+            values = []
+            columns.reserveCapacity(pairs.count)
+            values.reserveCapacity(pairs.count)
             // Replacing, a nil column is left out so that it takes its default, as SQLite's
             // INSERT OR REPLACE would leave it. Otherwise it is written as NULL: leaving it out
             // too would give rows with different nil columns different shapes, and a batch
             // could no longer merge them into multi-row INSERTs.
-            if replacing, case .null = pair.value {
-                nullColumns.append(pair.column)
-            } else {
-                columns.append(pair.column)
-                values.append(pair.value)
+            for pair in pairs {
+                if case .null = pair.value {
+                    nullColumns.append(pair.column)
+                } else {
+                    columns.append(pair.column)
+                    values.append(pair.value)
+                }
             }
+        } else {
+            columns = pairs.map(\.column)
+            values = pairs.map(\.value)
         }
         var batchable = BatchableInsert(table: Self.tableName, columns: columns, values: values,
                                         nullColumns: nullColumns, conflict: conflict)

@@ -102,10 +102,15 @@ struct BatchableInsert: Sendable, Hashable {
     /// exact bytes: `"é"` in NFC and in NFD are two tables to the database, though equal as
     /// Swift strings.
     func hasSameShape(as other: BatchableInsert) -> Bool {
+        hasSameShape(as: other, conflict: other.conflict)
+    }
+
+    /// Whether `other`, with `conflict` for its rule, can share one statement with this one.
+    func hasSameShape(as other: BatchableInsert, conflict otherConflict: ConflictRule) -> Bool {
         SQLTextKey.sameBytes(table, other.table)
             && Self.sameBytes(columns, other.columns)
             && Self.sameBytes(nullColumns, other.nullColumns)
-            && conflict == other.conflict
+            && conflict == otherConflict
     }
 
     private static func sameBytes(_ a: [String], _ b: [String]) -> Bool {
@@ -230,19 +235,28 @@ struct ModelBatchRunner {
         try run(statements, on: conn, results: &results, collecting: true)
     }
 
-    /// The statements of one optimistic attempt (see ``run(_:on:results:collecting:)``): a
-    /// duplicate found late in a batch costs at most this many statements run twice.
+    /// The statements that run with the duplicate rules after a plain INSERT met a taken key,
+    /// before plain INSERTs are tried again; on PostgreSQL also the statements of one
+    /// optimistic attempt (one savepoint), so a duplicate found late in a batch costs at most
+    /// this many statements run twice.
     static let statementsPerAttempt = 4096
 
-    /// A batch that saves new models runs with plain INSERTs for them first, a segment of
-    /// ``statementsPerAttempt`` statements at a time, each in a savepoint: when no key is
+    /// A batch that saves new models runs with plain INSERTs for them first: when no key is
     /// taken (the common case) that is all, at the speed of plain INSERTs (an
     /// `ON CONFLICT … DO UPDATE` costs PostgreSQL about half as much again per row). When an
-    /// INSERT meets a taken key, that segment's savepoint is rolled back and the segment runs
-    /// again with the duplicate rules; the next segment is tried plainly again.
+    /// INSERT meets a taken key, the statements from that INSERT's first model on run with the
+    /// duplicate rules, ``statementsPerAttempt`` of them, and then plain INSERTs are tried again.
+    ///
+    /// SQLite undoes a failed INSERT alone and keeps the transaction, so plain INSERTs run
+    /// with no savepoint, and the rules pass starts at the INSERT that failed. (A savepoint
+    /// per attempt would cost SQLite a sub-journal of every page the attempt touches again.)
+    /// PostgreSQL aborts the transaction on a failure, so there each attempt of
+    /// ``statementsPerAttempt`` statements runs in a savepoint, rolled back when one of its
+    /// INSERTs meets a taken key, and then run with the rules.
     private func run(_ statements: [ModelStatement], on conn: Connection, results: inout [[Row]?],
                      collecting: Bool) throws -> Int {
         var texts = InsertTexts()
+        var changed = 0
         let optimistic = statements.contains { statement in
             statement.steps.contains { step in
                 if case .insert(let insert) = step { return insert.insertsPlainlyWhenKeysAreFree }
@@ -250,40 +264,80 @@ struct ModelBatchRunner {
             }
         }
         guard optimistic else {
-            return try runPass(statements[...], on: conn, results: &results, collecting: collecting,
-                               plainInserts: false, texts: &texts)
+            try runPass(statements[...], on: conn, results: &results, collecting: collecting,
+                        mode: .rules, texts: &texts, changed: &changed)
+            return changed
         }
-        var changed = 0
         var start = statements.startIndex
+        if conn.undoesFailedStatementAlone {
+            while start < statements.endIndex {
+                let resultsBefore = results.count
+                do {
+                    try runPass(statements[start...], on: conn, results: &results, collecting: collecting,
+                                mode: .plainInPlace, texts: &texts, changed: &changed)
+                    return changed
+                } catch let refused as PlainInsertRefused {
+                    // Everything before the refused INSERT is done; its rows were undone.
+                    if collecting { results.removeSubrange((resultsBefore + refused.statement - start)...) }
+                    let end = min(statements.endIndex, refused.statement + Self.statementsPerAttempt)
+                    try runPass(statements[refused.statement..<end], on: conn, results: &results, collecting: collecting,
+                                mode: .rules, texts: &texts, changed: &changed)
+                    start = end
+                }
+            }
+            return changed
+        }
         while start < statements.endIndex {
             let end = min(statements.endIndex, start + Self.statementsPerAttempt)
             let segment = statements[start..<end]
             do {
                 var attempt: [[Row]?] = []
-                changed += try conn.transaction { conn in
+                var attemptChanged = 0
+                try conn.transaction { conn in
                     try runPass(segment, on: conn, results: &attempt, collecting: collecting,
-                                plainInserts: true, texts: &texts)
+                                mode: .plain, texts: &texts, changed: &attemptChanged)
                 }
                 results.append(contentsOf: attempt)
-            } catch let error as DatabaseError {
-                // A taken key, or a NOT NULL column left nil by a model whose key is taken
-                // (the database checks NOT NULL first): the rules pass sorts them out, and
-                // meets a real NOT NULL error again.
-                switch error {
-                case .constraintViolation(.unique, _), .constraintViolation(.notNull, _): break
-                default: throw error
-                }
-                changed += try runPass(segment, on: conn, results: &results, collecting: collecting,
-                                       plainInserts: false, texts: &texts)
+                changed += attemptChanged
+            } catch let error as DatabaseError where Self.isRefusedPlainInsert(error) {
+                try runPass(segment, on: conn, results: &results, collecting: collecting,
+                            mode: .rules, texts: &texts, changed: &changed)
             }
             start = end
         }
         return changed
     }
 
+    /// A taken key, or a NOT NULL column left nil by a model whose key is taken (the database
+    /// checks NOT NULL first): the rules pass sorts them out, and meets a real NOT NULL error
+    /// again.
+    private static func isRefusedPlainInsert(_ error: DatabaseError) -> Bool {
+        switch error {
+        case .constraintViolation(.unique, _), .constraintViolation(.notNull, _): return true
+        default: return false
+        }
+    }
+
+    /// How a pass runs the inserts of new models.
+    private enum PassMode {
+        /// With their duplicate rules.
+        case rules
+        /// As plain INSERTs; the caller runs the pass in a savepoint.
+        case plain
+        /// As plain INSERTs, each run at once with no savepoint: one that meets a taken key
+        /// is undone alone (SQLite) and the pass throws ``PlainInsertRefused``.
+        case plainInPlace
+    }
+
+    /// A plain INSERT met a taken key and was undone alone: the statements before
+    /// `statement` (an index into the batch) are done, the rest are not.
+    private struct PlainInsertRefused: Error {
+        let statement: Int
+    }
+
     private func runPass(_ statements: ArraySlice<ModelStatement>, on conn: Connection, results: inout [[Row]?],
-                         collecting: Bool, plainInserts: Bool, texts: inout InsertTexts) throws -> Int {
-        var changed = 0
+                         collecting: Bool, mode: PassMode, texts: inout InsertTexts, changed: inout Int) throws {
+        let plainInserts = mode != .rules
         // Statements waiting to run, in order. At most one of the two lists holds any: other
         // statements, or chunks of one INSERT text with their values (consecutive chunks of
         // one text run as one batch: one prepared statement, or one pipeline).
@@ -291,6 +345,9 @@ struct ModelBatchRunner {
         var pendingText: String?
         var pendingValues: [[DatabaseValue]] = []
         var group: BatchableInsert?
+        /// Where the group's first model is in the batch, and whether the group runs plainly.
+        var groupStart = statements.startIndex
+        var groupIsPlain = false
         var rows: [[DatabaseValue]] = []
         var keysInGroup = Set<[DatabaseValue]>()
 
@@ -315,10 +372,7 @@ struct ModelBatchRunner {
                 try flushPending()
             }
             pendingText = sql
-            var values: [DatabaseValue] = []
-            values.reserveCapacity(rows.count * shape.columns.count)
-            for row in rows { values.append(contentsOf: row) }
-            pendingValues.append(values)
+            pendingValues.append(Self.rowMajor(rows, columns: shape.columns.count))
         }
         func flushGroup() throws {
             guard let first = group, !rows.isEmpty else { return }
@@ -333,6 +387,14 @@ struct ModelBatchRunner {
                 try flushPending()
                 let free = try rowsWithFreeKeys(first, rows: rows, keys: keys, on: conn)
                 if !free.isEmpty { try append(first, rows: free) }
+            } else if groupIsPlain && mode == .plainInPlace {
+                try flushPending()
+                let sql = try texts.text(first, rows: rows.count, on: conn)
+                let values = Self.rowMajor(rows, columns: first.columns.count)
+                guard let count = try conn.executeRecoverably(sql, bindings: values, recoverable: Self.isRefusedPlainInsert) else {
+                    throw PlainInsertRefused(statement: groupStart)
+                }
+                changed += count
             } else {
                 try append(first, rows: rows)
             }
@@ -341,7 +403,8 @@ struct ModelBatchRunner {
             keysInGroup.removeAll(keepingCapacity: true)
         }
 
-        for statement in statements {
+        for index in statements.indices {
+            let statement = statements[index]
             if collecting {
                 if let query = statement.query {
                     try flushGroup()
@@ -356,9 +419,10 @@ struct ModelBatchRunner {
                 case .statement(let sql):
                     try flushGroup()
                     try append(sql)
-                case .insert(var insert):
-                    if plainInserts, insert.insertsPlainlyWhenKeysAreFree { insert.conflict = .none }
-                    let keys = insert.distinctKeys
+                case .insert(let insert):
+                    // Tried plainly, an insert has no conflict rule (and no keys to keep apart).
+                    let plain = plainInserts && insert.insertsPlainlyWhenKeysAreFree
+                    let keys = plain ? [] : insert.distinctKeys
                     // A secondary-key run's lookup binds every key twice more; a primary-key
                     // run's lookup (syncable models with nil values) binds its key twice.
                     var keyBindings = 0
@@ -367,11 +431,17 @@ struct ModelBatchRunner {
                     // An insert of DEFAULT VALUES has no multi-row form.
                     let rowLimit = insert.columns.isEmpty ? 1 : max(1, min(maxRowsPerInsert, maxBindings / max(1, perRow)))
                     if let current = group {
-                        var fits = rows.count < rowLimit && current.hasSameShape(as: insert)
+                        var fits = rows.count < rowLimit
+                            && current.hasSameShape(as: insert, conflict: plain ? .none : insert.conflict)
                         for key in keys where fits && keysInGroup.contains(key) { fits = false }
                         if !fits { try flushGroup() }
                     }
-                    if group == nil { group = insert }
+                    if group == nil {
+                        group = insert
+                        groupStart = index
+                        groupIsPlain = plain
+                        if plain { group?.conflict = .none }
+                    }
                     rows.append(insert.values)
                     for key in keys { keysInGroup.insert(key) }
                 }
@@ -381,7 +451,14 @@ struct ModelBatchRunner {
         }
         try flushGroup()
         try flushPending()
-        return changed
+    }
+
+    /// The values of `rows` one after the other, as a text of placeholder rows binds them.
+    private static func rowMajor(_ rows: [[DatabaseValue]], columns: Int) -> [DatabaseValue] {
+        var values: [DatabaseValue] = []
+        values.reserveCapacity(rows.count * columns)
+        for row in rows { values.append(contentsOf: row) }
+        return values
     }
 
     /// The rows of a run (same shape, no key twice) whose primary key no stored row holds:
