@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "UnityRowCoding", targets: ["UnityRowCoding"]),
         .library(name: "UnityPersistable", targets: ["UnityPersistable"]),
         .library(name: "UnityORM", targets: ["UnityORM"]),
+        .library(name: "UnityORMFields", targets: ["UnityORMFields"]),
         .library(name: "UnityState", targets: ["UnityState"]),
         .library(name: "UnityStateRuntime", targets: ["UnityStateRuntime"]),
         .library(name: "UnityPredicates", targets: ["UnityPredicates"]),
@@ -59,6 +60,7 @@ let package = Package(
             dependencies: ["Unity", .product(name: "Logging", package: "swift-log")]
         ),
         .target(name: "UnityORM", dependencies: ["Unity", .product(name: "Logging", package: "swift-log")]),
+        .target(name: "UnityORMFields", dependencies: ["UnityORM", "UnityMacros"]),
         // The state flavor: its runtime builds without swift-syntax (the benchmark uses it with
         // hand-written conformances); `UnityState` adds the macros and re-exports the runtime.
         .target(name: "UnityStateRuntime", dependencies: ["Unity"]),
@@ -68,7 +70,7 @@ let package = Package(
             name: "unity-demo",
             dependencies: [
                 "Unity", "DriverSQLite", "DriverPostgres",
-                "UnityPersistable", "UnityORM", "UnityState", "UnityPredicates",
+                "UnityPersistable", "UnityORMFields", "UnityState", "UnityPredicates",
             ]
         ),
         .testTarget(name: "UnityCoreTests", dependencies: ["Unity"]),
@@ -86,7 +88,7 @@ let package = Package(
             name: "ConformanceTests",
             dependencies: [
                 "Unity", "DriverSQLite", "DriverPostgres", "UnityRowCoding",
-                "UnityPersistable", "UnityORM", "UnityState", "UnityPredicates",
+                "UnityPersistable", "UnityORM", "UnityORMFields", "UnityState", "UnityPredicates",
             ]
         ),
     ],

@@ -39,12 +39,23 @@ enum FieldAccessor {
 /// One entry of a model's accessor table; build it with ``property(_:_:)-swift.type.method``.
 public struct ORMProperty<Model: AmigoModel> {
     let name: String
-    let accessor: FieldAccessor
+    /// How it is read and written; nil for a property of a type the ORM cannot store.
+    let accessor: FieldAccessor?
+    /// The type of a property the ORM cannot store, for the mapping error that names it.
+    let unstorableType: Any.Type?
 
     @usableFromInline
     init(name: String, accessor: FieldAccessor) {
         self.name = name
         self.accessor = accessor
+        self.unstorableType = nil
+    }
+
+    @usableFromInline
+    init(name: String, unstorableType: Any.Type) {
+        self.name = name
+        self.accessor = nil
+        self.unstorableType = unstorableType
     }
 
     /// A property holding a non-optional value.
@@ -95,22 +106,101 @@ public struct ORMProperty<Model: AmigoModel> {
     }
 }
 
+extension ORMProperty {
+    /// A property holding a non-optional value, written by `set`: a direct store, where a
+    /// write through a key path goes through the Swift runtime (about a third of the time of
+    /// reading a row into a model). `@ORMFields` writes these for you;
+    /// `.property("id", \.id) { $0.id = $1 }` is the same by hand. The key path reads it.
+    @inlinable
+    public static func property<V: DatabaseValueConvertible>(_ name: String, _ keyPath: KeyPath<Model, V>,
+                                                             set: @escaping (Model, V) -> Void) -> ORMProperty {
+        ORMProperty(name: name, accessor: .value(
+            get: { unsafeDowncast($0, to: Model.self)[keyPath: keyPath].databaseValue },
+            set: { model, value in
+                guard let v = V.fromDatabaseValue(value) else { return false }
+                set(unsafeDowncast(model, to: Model.self), v)
+                return true
+            },
+            valueType: V.self))
+    }
+
+    /// A property holding an optional value (nil is NULL), written by `set` (see
+    /// ``property(_:_:set:)-swift.type.method``).
+    @inlinable
+    public static func property<V: DatabaseValueConvertible>(_ name: String, _ keyPath: KeyPath<Model, V?>,
+                                                             set: @escaping (Model, V?) -> Void) -> ORMProperty {
+        ORMProperty(name: name, accessor: .value(
+            get: { unsafeDowncast($0, to: Model.self)[keyPath: keyPath]?.databaseValue ?? .null },
+            set: { model, value in
+                if value.isNull {
+                    set(unsafeDowncast(model, to: Model.self), nil)
+                    return true
+                }
+                guard let v = V.fromDatabaseValue(value) else { return false }
+                set(unsafeDowncast(model, to: Model.self), v)
+                return true
+            },
+            valueType: V.self))
+    }
+
+    /// A to-one property holding a related model, written by `set`.
+    @inlinable
+    public static func property<R: AmigoModel>(_ name: String, _ keyPath: KeyPath<Model, R?>,
+                                               set: @escaping (Model, R?) -> Void) -> ORMProperty {
+        ORMProperty(name: name, accessor: .toOne(
+            get: { unsafeDowncast($0, to: Model.self)[keyPath: keyPath] },
+            set: { model, related in
+                if related == nil {
+                    set(unsafeDowncast(model, to: Model.self), nil)
+                    return true
+                }
+                guard let r = related as? R else { return false }
+                set(unsafeDowncast(model, to: Model.self), r)
+                return true
+            },
+            relatedType: R.self))
+    }
+}
+
+extension ORMProperty {
+    /// A property of a type that is neither a database value nor a related model (an array, a
+    /// closure, …): `@ORMFields` lists every stored property, and this one maps to no column.
+    /// A `Column` that names it is a mapping error naming its type.
+    @inlinable
+    @_disfavoredOverload
+    public static func property<V>(_ name: String, _ keyPath: KeyPath<Model, V>,
+                                   set: @escaping (Model, V) -> Void) -> ORMProperty {
+        ORMProperty(name: name, unstorableType: V.self)
+    }
+}
+
 /// A model's by-name accessor table (see ``AmigoModel/ormFields``).
 public struct ORMFieldTable {
     let modelType: AmigoModel.Type?
     let entries: [String: FieldAccessor]
+    /// Properties of types the ORM cannot store, by lower-cased name: their type's name.
+    let unstorable: [String: String]
 
     /// An empty table (a model that maps no properties).
     public init() {
         modelType = nil
         entries = [:]
+        unstorable = [:]
     }
 
     /// The table of `model`'s properties.
     public init<M: AmigoModel>(_ model: M.Type, _ properties: ORMProperty<M>...) {
         modelType = model
         var entries: [String: FieldAccessor] = [:]
-        for p in properties { entries[p.name.lowercased()] = p.accessor }
+        var unstorable: [String: String] = [:]
+        for p in properties {
+            if let accessor = p.accessor {
+                entries[p.name.lowercased()] = accessor
+            } else if let type = p.unstorableType {
+                unstorable[p.name.lowercased()] = String(describing: type)
+            }
+        }
         self.entries = entries
+        self.unstorable = unstorable
     }
 }

@@ -111,7 +111,10 @@ public final class ORMModel: @unchecked Sendable {
             switch item {
             case let column as Column:
                 let accessor = fields.entries[column.name.lowercased()]
-                if accessor == nil {
+                if accessor == nil, let type = fields.unstorable[column.name.lowercased()] {
+                    problems.append("column \"\(column.name)\" of \(typeName) is a property of type \(type), "
+                        + "which is neither a database value nor a model")
+                } else if accessor == nil {
                     problems.append("column \"\(column.name)\" of \(typeName) has no entry in \(typeName).ormFields: "
                         + "add .property(\"\(column.name)\", \\.\(column.name)) to it")
                 }

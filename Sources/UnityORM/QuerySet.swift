@@ -63,16 +63,28 @@ public struct QuerySet<T: AmigoModel> {
     // MARK: Running
 
     /// The objects, in the order asked for.
+    @inlinable
     public func all() throws -> [T] {
+        // Typed here, in code specialized for the caller's T: every object was made by `T()`.
+        try allObjects().map { unsafeDowncast($0, to: T.self) }
+    }
+
+    /// The objects of ``all()``, typed as the base class.
+    @usableFromInline
+    func allObjects() throws -> [AmigoModel] {
         let plan = try Plan(query: self)
         let select = plan.select(limit: limitCount, offset: offsetCount)
         // Objects are built as rows arrive (no array of rows in between); in a session the
         // caller waits while its connection's thread builds them.
-        return try executor.run { conn in
-            var out: [T] = []
-            try conn.forEachRow(.select(select)) { row in out.append(try plan.materialize(row)) }
-            return out
+        let materializer = plan.materializer
+        let objects = try executor.run { conn in
+            // Collected as the base class: appending to an array of the generic T would look up
+            // `Array<T>`'s metadata for every row (this code is not specialized for T).
+            var objects: [AmigoModel] = []
+            try conn.forEachRow(.select(select)) { row in objects.append(try materializer.object(row)) }
+            return objects
         }
+        return objects
     }
 
     /// Streams the objects, in the order asked for: each row is decoded into an object and handed
@@ -87,10 +99,12 @@ public struct QuerySet<T: AmigoModel> {
     public func stream(_ body: (T) throws -> Bool) throws {
         let plan = try Plan(query: self)
         let select = plan.select(limit: limitCount, offset: offsetCount)
+        let materializer = plan.materializer
         do {
             try executor.run { conn in
                 try conn.forEachRow(.select(select)) { row in
-                    if try !body(plan.materialize(row)) { throw ORMStreamStop() }
+                    // Made by `T()`.
+                    if try !body(unsafeDowncast(materializer.object(row), to: T.self)) { throw ORMStreamStop() }
                 }
             }
         } catch is ORMStreamStop {
@@ -292,9 +306,31 @@ struct Plan<T: AmigoModel> {
         return s
     }
 
+    /// Builds the objects of this plan's rows.
+    var materializer: RowMaterializer {
+        RowMaterializer(model: model, relatedLoads: relatedLoads, make: { T() })
+    }
+}
+
+/// Builds objects from a plan's rows. Not generic: the code that runs for every row looks up no
+/// generic metadata and copies no generic value (the ORM's generic code is not specialized for
+/// the caller's model types).
+final class RowMaterializer {
+    let model: ORMModel
+    let relatedLoads: [(column: MappedColumn, parent: Int, model: ORMModel, start: Int)]
+    /// Makes an empty object of the queried type.
+    let make: () -> AmigoModel
+
+    init(model: ORMModel, relatedLoads: [(column: MappedColumn, parent: Int, model: ORMModel, start: Int)],
+         make: @escaping () -> AmigoModel) {
+        self.model = model
+        self.relatedLoads = relatedLoads
+        self.make = make
+    }
+
     /// The object of one row, with the related objects `selectRelated` loaded.
-    func materialize(_ row: Row) throws -> T {
-        let object = T()
+    func object(_ row: Row) throws -> AmigoModel {
+        let object = make()
         var index = 0
         for c in model.columns {
             try c.assign(row[index], to: object)
@@ -317,8 +353,6 @@ struct Plan<T: AmigoModel> {
         return object
     }
 }
-
-
 
 /// Thrown inside a stream to end it early; never leaves ``QuerySet/stream(_:)``.
 private struct ORMStreamStop: Error {}

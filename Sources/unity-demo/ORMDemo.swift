@@ -1,36 +1,32 @@
 import Foundation
 import Unity
-import UnityORM
+import UnityORMFields
 
 /// The ORM-session flavor (Amigo's API): the seed's Dog/Person and Parent/Child.
 enum ORMDemo {
+    @ORMFields // the accessor table KVC made unnecessary in Amigo
     final class Dog: AmigoModel {
         var id = 0
         var label = "New Dog"
-        override class var ormFields: ORMFieldTable {
-            ORMFieldTable(Dog.self, .property("id", \.id), .property("label", \.label))
-        }
     }
 
+    @ORMFields
     final class Person: AmigoModel {
         var id = 0
         var label = "New Person"
         var dog: Dog?
-        override class var ormFields: ORMFieldTable {
-            ORMFieldTable(Person.self, .property("id", \.id), .property("label", \.label), .property("dog", \.dog))
-        }
     }
 
+    @ORMFields
     final class Parent: AmigoModel {
         var id: Int?
         var label: String?
-        override class var ormFields: ORMFieldTable { ORMFieldTable(Parent.self, .property("id", \.id), .property("label", \.label)) }
     }
 
+    @ORMFields
     final class Child: AmigoModel {
         var id: Int?
         var label: String?
-        override class var ormFields: ORMFieldTable { ORMFieldTable(Child.self, .property("id", \.id), .property("label", \.label)) }
     }
 
     static func run(_ db: Database) throws {

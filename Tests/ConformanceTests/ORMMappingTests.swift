@@ -131,6 +131,43 @@ import UnityORM
         #expect(m.tableName == "conformancetests_amigoseed_dog")
     }
 
+    /// `@ORMFields` maps every stored `var`: a fetched row is written through the generated
+    /// setters (an observer fires once per write), values checked against what the core reads.
+    @Test(arguments: Backend.allCases)
+    func generatedFieldTableWritesThroughSetters(_ backend: Backend) throws {
+        try withAmigo(backend, [AmigoSeed.tracked(Column("label", type: String.self))]) { amigo, test in
+            let session = try amigo.session
+            let tracked = AmigoSeed.Tracked()
+            tracked.label = "first"
+            try session.add(tracked)
+            try session.commit()
+            #expect(try test.database.read { try $0.fetchValue(String.self, sql: "SELECT label FROM tracked WHERE id = 1") } == "first")
+            try test.database.execute(sql: "UPDATE tracked SET label = 'second' WHERE id = 1")
+            let back = try #require(try amigo.query(AmigoSeed.Tracked.self).get(1))
+            #expect(back !== tracked)
+            #expect(back.id == 1)
+            #expect(back.label == "second")
+            #expect(back.labelWrites == 1)
+            #expect(back.kind == "tracked")
+        }
+    }
+
+    /// A `Column` naming a property `@ORMFields` cannot store is a mapping error naming the
+    /// property's type; nothing is created.
+    @Test(arguments: Backend.allCases)
+    func columnOfAnUnstorablePropertyIsAMappingError(_ backend: Backend) throws {
+        let test = try TestDatabase(backend)
+        defer { test.tearDown() }
+        let model = AmigoSeed.tracked(Column("origin", type: String.self))
+        do {
+            _ = try Amigo([model], database: test.database)
+            Issue.record("a column of an unstorable property was accepted")
+        } catch let error as ORMError {
+            #expect(error.description.contains("\"origin\" of Tracked is a property of type Origin"))
+        }
+        #expect(try Migrator(migrations: []).appliedMigrations(test.database).isEmpty)
+    }
+
     @Test(arguments: Backend.allCases)
     func mappingProblemsAreErrorsAtMappingTime(_ backend: Backend) throws {
         let test = try TestDatabase(backend)

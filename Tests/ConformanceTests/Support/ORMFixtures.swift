@@ -1,76 +1,77 @@
 import Foundation
-import UnityORM
+import UnityORMFields
 
 /// The models of the ORM flavor's tests: the seed's examples, as close to it as Swift allows
-/// (a key-path accessor table instead of `dynamic var` and KVC).
+/// (`@ORMFields` writes the accessor table that KVC made unnecessary in Amigo; `AllTypes`
+/// keeps a hand-written key-path table, so both forms are tested).
 enum AmigoSeed {
+    @ORMFields
     final class Dog: AmigoModel {
         var id = 0
         var label = "New Dog"
-        override class var ormFields: ORMFieldTable {
-            ORMFieldTable(Dog.self, .property("id", \.id), .property("label", \.label))
-        }
     }
 
+    @ORMFields
     final class Person: AmigoModel {
         var id = 0
         var label = "New Person"
         var dog: Dog?
-        override class var ormFields: ORMFieldTable {
-            ORMFieldTable(Person.self, .property("id", \.id), .property("label", \.label), .property("dog", \.dog))
-        }
     }
 
+    @ORMFields
     final class MyModel: AmigoModel {
         var id: Int = 0
         var objId: String?
-        override class var ormFields: ORMFieldTable {
-            ORMFieldTable(MyModel.self, .property("id", \.id), .property("objId", \.objId))
-        }
     }
 
+    @ORMFields
     final class Parent: AmigoModel {
         var id: Int?
         var label: String?
-        override class var ormFields: ORMFieldTable {
-            ORMFieldTable(Parent.self, .property("id", \.id), .property("label", \.label))
-        }
     }
 
+    @ORMFields
     final class Child: AmigoModel {
         var id: Int?
         var label: String?
-        override class var ormFields: ORMFieldTable {
-            ORMFieldTable(Child.self, .property("id", \.id), .property("label", \.label))
-        }
     }
 
+    @ORMFields
     final class Workout: AmigoModel {
         var id: Int?
         var label: String?
-        override class var ormFields: ORMFieldTable {
-            ORMFieldTable(Workout.self, .property("id", \.id), .property("label", \.label))
-        }
     }
 
+    @ORMFields
     final class WorkoutExercise: AmigoModel {
         var id: Int?
         var label: String?
-        override class var ormFields: ORMFieldTable {
-            ORMFieldTable(WorkoutExercise.self, .property("id", \.id), .property("label", \.label))
-        }
     }
 
+    @ORMFields
     final class WorkoutMeta: AmigoModel {
         var id: Int?
         var duration: Int?
         var position: Int?
         var exercise: WorkoutExercise?
         var workout: Workout?
-        override class var ormFields: ORMFieldTable {
-            ORMFieldTable(WorkoutMeta.self, .property("id", \.id), .property("duration", \.duration),
-                          .property("position", \.position), .property("exercise", \.exercise), .property("workout", \.workout))
-        }
+    }
+
+    /// A value the ORM cannot store.
+    struct Origin {
+        var x = 0
+    }
+
+    /// What `@ORMFields` leaves out or cannot store: a constant, a computed property, a
+    /// property of another type; and a property with an observer, which still fires.
+    @ORMFields
+    final class Tracked: AmigoModel {
+        var id = 0
+        var label = "" { didSet { labelWrites += 1 } }
+        var origin = Origin()
+        let kind = "tracked"
+        var shout: String { label.uppercased() }
+        var labelWrites = 0
     }
 
     /// Every column type the seed lists.
@@ -96,6 +97,10 @@ enum AmigoSeed {
                           .property("decimal", \.decimal), .property("double", \.double), .property("float", \.float),
                           .property("bool", \.bool), .property("note", \.note))
         }
+    }
+
+    static func tracked(_ columns: Column...) -> ORMModel {
+        ORMModel(Tracked.self, table: "tracked", items: [Column("id", type: Int.self, primaryKey: true)] + columns)
     }
 
     static func dogPerson() -> (dog: ORMModel, person: ORMModel) {
