@@ -40,6 +40,8 @@ public final class Amigo: @unchecked Sendable {
     let linkTables: [(table: LinkTable, source: ORMModel, target: ORMModel)]
     /// Where the ORM's own warnings go (a session released with uncommitted work).
     public let logger: Logger
+    /// The filter strings parsed so far.
+    let parsedFilters = ParsedFilters()
 
     /// Maps `models` onto the database `factory` opens. Throws ``ORMError/mapping(_:)`` for
     /// a mapping problem (found here, before any statement runs).

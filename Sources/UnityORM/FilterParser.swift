@@ -21,6 +21,30 @@ indirect enum FilterNode {
     case compare(FilterOperand, SQLBinaryOperator, FilterOperand)
 }
 
+/// Parsed filters by their text: an app runs the same filter strings again and again (`get`
+/// runs one per call), and parsing costs more than the query it builds. Only filters that
+/// parse are kept; at most `limit` of them (then the cache starts over).
+final class ParsedFilters: @unchecked Sendable {
+    private let lock = NSLock()
+    private var parsed: [String: (node: FilterNode, placeholders: Int)] = [:]
+    private let limit = 512
+
+    /// The parse of `text` (see ``FilterParser/parse()``).
+    func parse(_ text: String) throws -> (node: FilterNode, placeholders: Int) {
+        lock.lock()
+        let known = parsed[text]
+        lock.unlock()
+        if let known { return known }
+        var parser = FilterParser(text)
+        let (node, count) = try parser.parse()
+        lock.lock()
+        if parsed.count >= limit { parsed.removeAll(keepingCapacity: true) }
+        parsed[text] = (node, count)
+        lock.unlock()
+        return (node, count)
+    }
+}
+
 /// Parses the filter language: columns and dotted paths, `= == != <> < <= =< > >= =>`,
 /// `AND OR NOT` and `&& || !` (keywords case-insensitive, AND binding tighter than OR),
 /// parentheses, strings in single or double quotes (a doubled quote or a backslash escapes

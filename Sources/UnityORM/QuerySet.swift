@@ -214,8 +214,7 @@ struct Plan<T: AmigoModel> {
             }
         }
         for f in query.filters {
-            var parser = FilterParser(f.text)
-            let (node, count) = try parser.parse()
+            let (node, count) = try amigo.parsedFilters.parse(f.text)
             guard count == f.arguments.count else {
                 throw ORMError.filterSyntax(filter: f.text, position: 0,
                                             message: "it has \(count) \"?\" placeholder(s) but \(f.arguments.count) argument(s) were given")

@@ -25,6 +25,24 @@ import UnityORM
         try session.commit()
     }
 
+    /// A filter string is parsed once per `Amigo` and reused: the same text with other
+    /// arguments selects other rows, and a filter that does not parse fails every time.
+    @Test(arguments: Backend.allCases)
+    func repeatedFiltersReuseTheirParse(_ backend: Backend) throws {
+        let (dog, person) = AmigoSeed.dogPerson()
+        try withAmigo(backend, [dog, person]) { amigo, _ in
+            try seed(amigo)
+            for (key, label) in [(1, "Lucy"), (3, "Max"), (2, "Rex"), (1, "Lucy")] {
+                #expect(try amigo.query(Dog.self).get(key)?.label == label)
+                #expect(try amigo.query(Dog.self).filter("id = ?", key).all().map(\.label) == [label])
+            }
+            #expect(try amigo.query(Dog.self).get(4) == nil)
+            for _ in 0..<2 {
+                #expect(throws: ORMError.self) { try amigo.query(Dog.self).filter("id = = 1").all() }
+            }
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func filtersOrderLimitOffsetCount(_ backend: Backend) throws {
         let (dog, person) = AmigoSeed.dogPerson()
