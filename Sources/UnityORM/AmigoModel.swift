@@ -58,51 +58,23 @@ public struct ORMProperty<Model: AmigoModel> {
         self.unstorableType = unstorableType
     }
 
-    /// A property holding a non-optional value.
+    /// A property holding a non-optional value, written through its key path (slower than
+    /// the setter form ``property(_:_:set:)-swift.type.method`` that `@ORMFields` writes).
     @inlinable
     public static func property<V: DatabaseValueConvertible>(_ name: String, _ keyPath: ReferenceWritableKeyPath<Model, V>) -> ORMProperty {
-        ORMProperty(name: name, accessor: .value(
-            get: { unsafeDowncast($0, to: Model.self)[keyPath: keyPath].databaseValue },
-            set: { model, value in
-                guard let v = V.fromDatabaseValue(value) else { return false }
-                unsafeDowncast(model, to: Model.self)[keyPath: keyPath] = v
-                return true
-            },
-            valueType: V.self))
+        property(name, keyPath) { $0[keyPath: keyPath] = $1 }
     }
 
-    /// A property holding an optional value (nil is NULL).
+    /// A property holding an optional value (nil is NULL), written through its key path.
     @inlinable
     public static func property<V: DatabaseValueConvertible>(_ name: String, _ keyPath: ReferenceWritableKeyPath<Model, V?>) -> ORMProperty {
-        ORMProperty(name: name, accessor: .value(
-            get: { unsafeDowncast($0, to: Model.self)[keyPath: keyPath]?.databaseValue ?? .null },
-            set: { model, value in
-                if value.isNull {
-                    unsafeDowncast(model, to: Model.self)[keyPath: keyPath] = nil
-                    return true
-                }
-                guard let v = V.fromDatabaseValue(value) else { return false }
-                unsafeDowncast(model, to: Model.self)[keyPath: keyPath] = v
-                return true
-            },
-            valueType: V.self))
+        property(name, keyPath) { $0[keyPath: keyPath] = $1 }
     }
 
-    /// A to-one property holding a related model (a foreign key).
+    /// A to-one property holding a related model (a foreign key), written through its key path.
     @inlinable
     public static func property<R: AmigoModel>(_ name: String, _ keyPath: ReferenceWritableKeyPath<Model, R?>) -> ORMProperty {
-        ORMProperty(name: name, accessor: .toOne(
-            get: { unsafeDowncast($0, to: Model.self)[keyPath: keyPath] },
-            set: { model, related in
-                if related == nil {
-                    unsafeDowncast(model, to: Model.self)[keyPath: keyPath] = nil
-                    return true
-                }
-                guard let r = related as? R else { return false }
-                unsafeDowncast(model, to: Model.self)[keyPath: keyPath] = r
-                return true
-            },
-            relatedType: R.self))
+        property(name, keyPath) { $0[keyPath: keyPath] = $1 }
     }
 }
 
