@@ -100,6 +100,38 @@ struct CoreCodableFastPathTests {
         }
     }
 
+    /// A few columns (scanned, not indexed): one written twice, and a name in NFC and in NFD,
+    /// which the database sees as two columns.
+    struct Narrow: Encodable {
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Wide.Key.self)
+            try container.encode("a", forKey: Wide.Key(stringValue: "name"))
+            try container.encode(Int64(1), forKey: Wide.Key(stringValue: "\u{E9}t\u{E9}"))
+            try container.encode(Int64(2), forKey: Wide.Key(stringValue: "e\u{301}te\u{301}"))
+            try container.encode("b", forKey: Wide.Key(stringValue: "name"))
+        }
+    }
+
+    @Test func columnsAreToldApartByTheirBytes() throws {
+        let pairs = try RowEncoder().encode(Narrow())
+        #expect(pairs.map { Array($0.column.utf8) } == [Array("name".utf8), [0xC3, 0xA9, 0x74, 0xC3, 0xA9],
+                                                         [0x65, 0xCC, 0x81, 0x74, 0x65, 0xCC, 0x81]])
+        #expect(pairs.map(\.value) == [.text("b"), .integer(1), .integer(2)])
+        // The same past the scan limit, where the encoder indexes its columns.
+        struct WideNFD: Encodable {
+            func encode(to encoder: any Encoder) throws {
+                try Wide().encode(to: encoder)
+                var container = encoder.container(keyedBy: Wide.Key.self)
+                try container.encode(Int64(1), forKey: Wide.Key(stringValue: "\u{E9}"))
+                try container.encode(Int64(2), forKey: Wide.Key(stringValue: "e\u{301}"))
+                try container.encode(Int64(3), forKey: Wide.Key(stringValue: "\u{E9}"))
+            }
+        }
+        let wide = try RowEncoder().encode(WideNFD())
+        #expect(wide.count == 42)
+        #expect(wide[40].value == .integer(3) && wide[41].value == .integer(2))
+    }
+
     @Test func aColumnWrittenTwiceKeepsItsPlaceAndTheLastValue() throws {
         let pairs = try RowEncoder().encode(Wide())
         #expect(pairs.count == 40)

@@ -36,31 +36,31 @@ struct EncodedColumns {
     var pairs: [(column: String, value: DatabaseValue)] = []
     /// Where each column is in `pairs`; built only for wide rows, where scanning `pairs` for a
     /// column written twice would cost more than hashing.
-    var positions: [String: Int]?
+    var positions: [SQLTextKey: Int]?
 
     /// Above this many columns, `positions` takes over from scanning `pairs`.
     static let scanLimit = 16
 
     /// Sets `column` (the last write of a column wins, in the place of its first write).
+    /// Columns are told apart by their bytes, as the database names them: NFC and NFD
+    /// spellings of one name are two columns.
     @inline(__always)
     mutating func set(_ column: String, _ value: DatabaseValue) {
         if positions != nil {
-            if let i = positions?[column] { pairs[i].value = value; return }
+            if let i = positions?[SQLTextKey(column)] { pairs[i].value = value; return }
         } else {
-            // Lengths first: most columns differ in length, and comparing two lengths is far
-            // cheaper than comparing two strings.
-            let length = column.utf8.count
-            for i in pairs.indices where pairs[i].column.utf8.count == length && pairs[i].column == column {
+            // Most pairs are settled by their lengths, without comparing bytes.
+            for i in pairs.indices where SQLTextKey.sameBytes(pairs[i].column, column) {
                 pairs[i].value = value
                 return
             }
         }
         pairs.append((column, value))
         if positions != nil {
-            positions?[column] = pairs.count - 1
+            positions?[SQLTextKey(column)] = pairs.count - 1
         } else if pairs.count > Self.scanLimit {
-            var index = [String: Int](minimumCapacity: pairs.count * 2)
-            for (i, pair) in pairs.enumerated() where index[pair.column] == nil { index[pair.column] = i }
+            var index = [SQLTextKey: Int](minimumCapacity: pairs.count * 2)
+            for (i, pair) in pairs.enumerated() where index[SQLTextKey(pair.column)] == nil { index[SQLTextKey(pair.column)] = i }
             positions = index
         }
     }
@@ -86,10 +86,7 @@ final class _RowEncoder: Encoder {
     @inline(__always)
     func isSkipped(_ column: String) -> Bool {
         if skipped.isEmpty { return false }
-        if skipped.count <= 4 {
-            let length = column.utf8.count
-            return skippedList.contains { $0.utf8.count == length && $0 == column }
-        }
+        if skipped.count <= 4 { return skippedList.contains(column) }
         return skipped.contains(column)
     }
 
