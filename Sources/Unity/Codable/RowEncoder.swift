@@ -9,16 +9,22 @@ import Foundation
 /// value).
 public struct RowEncoder: Sendable {
     /// Coding keys that are not columns (for example `existsInDatabase`); they are skipped.
-    public var skippedKeys: Set<String>
+    /// A key is matched by its bytes, as columns are told apart.
+    public var skippedKeys: Set<String> {
+        didSet { skipped = SkippedKeys(skippedKeys) }
+    }
+    /// `skippedKeys`, ready to match: made once, not per encoded value.
+    private var skipped: SkippedKeys
 
     /// Creates an encoder.
     public init(skippedKeys: Set<String> = []) {
         self.skippedKeys = skippedKeys
+        self.skipped = SkippedKeys(skippedKeys)
     }
 
     /// The columns and values of `value`, in the order its `encode(to:)` writes them.
     public func encode<T: Encodable>(_ value: T) throws -> [(column: String, value: DatabaseValue)] {
-        let encoder = _RowEncoder(skipped: skippedKeys)
+        let encoder = _RowEncoder(skipped: skipped)
         do {
             try value.encode(to: encoder)
         } catch let error as EncodingError {
@@ -41,6 +47,13 @@ struct EncodedColumns {
     /// Above this many columns, `positions` takes over from scanning `pairs`.
     static let scanLimit = 16
 
+    /// Whether two names have the same bytes. Most pairs of names differ in length, which
+    /// settles them without looking at a byte (and without `String`'s Unicode comparison).
+    @inline(__always)
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count && a.utf8.elementsEqual(b.utf8)
+    }
+
     /// Sets `column` (the last write of a column wins, in the place of its first write).
     /// Columns are told apart by their bytes, as the database names them: NFC and NFD
     /// spellings of one name are two columns.
@@ -49,8 +62,7 @@ struct EncodedColumns {
         if positions != nil {
             if let i = positions?[SQLTextKey(column)] { pairs[i].value = value; return }
         } else {
-            // Most pairs are settled by their lengths, without comparing bytes.
-            for i in pairs.indices where SQLTextKey.sameBytes(pairs[i].column, column) {
+            for i in pairs.indices where Self.sameName(pairs[i].column, column) {
                 pairs[i].value = value
                 return
             }
@@ -66,28 +78,47 @@ struct EncodedColumns {
     }
 }
 
+/// Coding keys that are not columns, matched by their bytes.
+struct SkippedKeys: Sendable {
+    /// A few keys: comparing bytes (mostly just lengths) is cheaper than hashing every column.
+    private let list: [String]
+    /// Many keys.
+    private let set: Set<SQLTextKey>
+
+    init(_ keys: Set<String>) {
+        if keys.count <= 4 {
+            list = Array(keys)
+            set = []
+        } else {
+            list = []
+            set = Set(keys.map(SQLTextKey.init))
+        }
+    }
+
+    @inline(__always)
+    func contains(_ column: String) -> Bool {
+        if !list.isEmpty { return list.contains { EncodedColumns.sameName($0, column) } }
+        return !set.isEmpty && set.contains(SQLTextKey(column))
+    }
+}
+
 final class _RowEncoder: Encoder {
     /// The columns written so far.
     var columns = EncodedColumns()
     /// The columns written so far, in order.
     var pairs: [(column: String, value: DatabaseValue)] { columns.pairs }
-    let skipped: Set<String>
-    /// `skipped` as a list: a handful of string comparisons is cheaper than hashing every key.
-    private let skippedList: [String]
+    let skipped: SkippedKeys
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    init(skipped: Set<String>) {
+    init(skipped: SkippedKeys) {
         self.skipped = skipped
-        self.skippedList = skipped.count <= 4 ? Array(skipped) : []
         columns.pairs.reserveCapacity(8)
     }
 
     @inline(__always)
     func isSkipped(_ column: String) -> Bool {
-        if skipped.isEmpty { return false }
-        if skipped.count <= 4 { return skippedList.contains(column) }
-        return skipped.contains(column)
+        skipped.contains(column)
     }
 
     /// Sets `column` (the last write of a column wins, in the place of its first write).
