@@ -32,14 +32,8 @@ public struct ORMFieldsMacro: MemberMacro {
         var names: [String] = []
         for member in classDecl.memberBlock.members {
             guard let variable = member.decl.as(VariableDeclSyntax.self),
-                  variable.bindingSpecifier.tokenKind == .keyword(.var) else { continue }
-            let skipped = variable.modifiers.contains { modifier in
-                switch modifier.name.tokenKind {
-                case .keyword(.static), .keyword(.class), .keyword(.lazy): return true
-                default: return false
-                }
-            }
-            if skipped { continue }
+                  variable.bindingSpecifier.tokenKind == .keyword(.var),
+                  !RowCodedMacro.isStaticOrLazy(variable) else { continue }
             for binding in variable.bindings {
                 guard let pattern = binding.pattern.as(IdentifierPatternSyntax.self) else { continue }
                 if let accessors = binding.accessorBlock, RowCodedMacro.isComputed(accessors) { continue }

@@ -167,12 +167,7 @@ public struct RowCodedMacro: ExtensionMacro {
 
     /// The columns of one `var`/`let` declaration (none for static, computed, lazy, …).
     static func storedProperties(of variable: VariableDeclSyntax, codingKeys: [String: String]?) -> PropertyScan {
-        for modifier in variable.modifiers {
-            switch modifier.name.tokenKind {
-            case .keyword(.static), .keyword(.class), .keyword(.lazy): return .found([])
-            default: continue
-            }
-        }
+        if isStaticOrLazy(variable) { return .found([]) }
         let isLet = variable.bindingSpecifier.tokenKind == .keyword(.let)
         var found: [StoredProperty] = []
         let bindings = Array(variable.bindings)
@@ -201,6 +196,16 @@ public struct RowCodedMacro: ExtensionMacro {
                                         hasDefault: hasDefault, isExistsFlag: isExistsFlag))
         }
         return .found(found)
+    }
+
+    /// True for a `static`, `class` or `lazy` declaration: not an instance's stored column.
+    static func isStaticOrLazy(_ variable: VariableDeclSyntax) -> Bool {
+        variable.modifiers.contains { modifier in
+            switch modifier.name.tokenKind {
+            case .keyword(.static), .keyword(.class), .keyword(.lazy): return true
+            default: return false
+            }
+        }
     }
 
     /// True for `{ get … }` or a bare getter body; false for `willSet`/`didSet` observers.
