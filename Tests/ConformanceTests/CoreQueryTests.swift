@@ -182,4 +182,42 @@ struct CoreQueryTests {
             }
         }
     }
+
+    /// A LIMIT is written into the SQL as a number (OFFSET stays bound): the render cache must
+    /// tell limits apart, and PostgreSQL must keep one plan for a repeated limited query
+    /// instead of planning it again on every execution, as it did with a bound LIMIT.
+    @Test(arguments: Backend.allCases)
+    func limitsAreWrittenIntoTheSQLAndKeepTheirPlan(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            try makeItems(db)
+            func page(_ limit: Int, offset: Int? = nil, above price: Double = 0) throws -> [Int] {
+                try db.read { conn in
+                    try conn.fetchAll(.select(SQLSelect(from: "item").columns(.column("id"))
+                        .where(SQLExpression.column("price").greaterThanOrEquals(price))
+                        .orderBy(SQLExpression.column("price").asc).limit(limit, offset: offset)))
+                        .map { try $0.decode(Int.self, at: 0) }
+                }
+            }
+            // Same shape, different limits and offsets: each answer is its own.
+            #expect(try page(2) == [1, 2])
+            #expect(try page(3) == [1, 2, 5])
+            #expect(try page(2, offset: 1) == [2, 5])
+            #expect(try page(2, offset: 3) == [4])
+            #expect(try page(1, above: 3) == [5])
+            #expect(try db.dialect.render(.select(SQLSelect(from: "item").limit(7, offset: 4))).bindings == [.integer(4)])
+
+            guard backend == .postgres else { return }
+            let plans = try db.read { conn -> (generic: Int64, custom: Int64) in
+                let query = SQLSelect(from: "item").columns(.column("id"))
+                    .where(SQLExpression.column("price").greaterThanOrEquals(.bind(.double(0))))
+                    .orderBy(SQLExpression.column("price").asc).limit(4)
+                for i in 0..<10 { _ = try conn.fetchAll(.select(query.where(SQLExpression.column("price").greaterThanOrEquals(Double(i) / 10)))) }
+                let row = try conn.fetchOne(sql: "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement LIKE '%LIMIT 4'")
+                return (try row?.decode(Int64.self, at: 0) ?? -1, try row?.decode(Int64.self, at: 1) ?? -1)
+            }
+            // PostgreSQL tries five custom plans, then keeps the generic one.
+            #expect(plans.generic >= 1)
+            #expect(plans.custom <= 5)
+        }
+    }
 }

@@ -40,6 +40,20 @@ import Testing
         #expect(try dialect.render(.raw(SQLFragment("a = ?", [9]))).bindings == [.integer(9)])
     }
 
+    @Test func limitsArePartOfTheShape() throws {
+        let dialect = SQLDialect.postgresLike(capacity: 10)
+        let two = try dialect.render(.select(SQLSelect(from: "t").limit(2, offset: 5)))
+        let three = try dialect.render(.select(SQLSelect(from: "t").limit(3, offset: 6)))
+        #expect(two.sql == #"SELECT * FROM "t" LIMIT 2 OFFSET $1"#)
+        #expect(three.sql == #"SELECT * FROM "t" LIMIT 3 OFFSET $1"#)
+        #expect(three.bindings == [.integer(6)])
+        #expect(dialect.cachedShapeCount == 2)
+        // Another offset is the same shape.
+        #expect(try dialect.render(.select(SQLSelect(from: "t").limit(3, offset: 9))).sql == three.sql)
+        #expect(dialect.cachedShapeCount == 2)
+        #expect(try dialect.render(.select(SQLSelect(from: "t").limit(-1))).sql == #"SELECT * FROM "t" LIMIT -1"#)
+    }
+
     @Test func cacheIsBounded() throws {
         let dialect = SQLDialect.postgresLike(capacity: 3)
         for i in 0..<10 { _ = try dialect.render(.select(SQLSelect(from: "t\(i)"))) }

@@ -163,8 +163,14 @@ struct SQLRenderer {
             }
         }
         if let limit = s.limit {
+            // A literal, not a parameter: PostgreSQL plans a prepared statement with a bound
+            // LIMIT for an unknown row count (a tenth of the table), finds that plan dearer than
+            // one made for the value, and so plans the query again on every execution (about
+            // 40 µs per query in unity-bench). The count is an `Int` from the AST, never text,
+            // so writing it cannot inject anything; the OFFSET, which varies page by page,
+            // stays bound so that paging reuses one statement.
             write(" LIMIT ")
-            try bind(.integer(Int64(limit)))
+            writeText(String(limit))
         } else if s.offset != nil, dialect.offsetRequiresLimit {
             write(" LIMIT -1")
         }
