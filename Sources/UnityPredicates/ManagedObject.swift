@@ -9,29 +9,55 @@ import Foundation
 /// whole `perform` back. An object belongs to the `perform` that fetched or inserted it.
 @dynamicMemberLookup
 public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
-    let context: ManagedObjectContext
+    @usableFromInline let context: ManagedObjectContext
     /// The hidden key (`Z_PK`).
-    let primaryKey: Int64
-    /// The attributes' values in ``EntityDescription/attributes`` order (a fetched object's
-    /// array holds its key after them: the row's values are kept as they came).
+    @usableFromInline let primaryKey: Int64
+    /// A fetched object's value, decoded from its row when it was fetched, when
+    /// ``isDecoded`` (not once the object is changed, nor when the row held a value the model
+    /// cannot: ``decode()`` then throws that error).
+    ///
+    /// (Kept decoded rather than as the row's values: holding on to a row's values made the
+    /// driver copy its row buffer for every row, and ``decode()`` is then a copy. Not an
+    /// optional: freeing an object then looked up `Optional<PlainObject>`'s metadata.)
+    @usableFromInline var decoded: PlainObject
+    /// Whether ``decoded`` is the object's value.
+    @usableFromInline var isDecoded: Bool
+    /// The attributes' values in ``EntityDescription/attributes`` order, when not
+    /// ``isDecoded`` (an inserted or changed object, or a row that did not decode); empty otherwise.
     @usableFromInline var values: [DatabaseValue]
-    var changed: Set<Int> = []
+    @usableFromInline var changed: Set<Int> = []
 
     /// The model's attributes (looked up once per fetch, not per row).
     @usableFromInline let description: EntityDescription<PlainObject>
 
-    @usableFromInline
+    /// An object whose attributes' values are `values`.
+    @inlinable
     init(context: ManagedObjectContext, primaryKey: Int64, values: [DatabaseValue],
          description: EntityDescription<PlainObject> = .shared) {
         self.context = context
         self.description = description
         self.primaryKey = primaryKey
+        self.decoded = PlainObject()
+        self.isDecoded = false
         self.values = values
+    }
+
+    /// A fetched object, already decoded.
+    @inlinable
+    init(context: ManagedObjectContext, primaryKey: Int64, decoded: PlainObject,
+         description: EntityDescription<PlainObject>) {
+        self.context = context
+        self.description = description
+        self.primaryKey = primaryKey
+        self.decoded = decoded
+        self.isDecoded = true
+        self.values = []
     }
 
     /// The whole value, attribute by attribute.
     @inlinable
     public func decode() throws -> PlainObject {
+        if isDecoded { return decoded }
         var object = PlainObject()
         let attributes = description.attributes
         let values = self.values  // one access to the class's storage, not one per attribute
@@ -44,21 +70,29 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     /// One attribute's value.
     public func decode<A: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, A>) throws -> A {
         let index = try Self.index(of: keyPath)
+        if isDecoded { return decoded[keyPath: keyPath] }
         guard let value = A.decode(primitiveValue: values[index]) else {
-            throw PredicatesError.conversion(column: EntityDescription<PlainObject>.shared.attributes[index].name,
+            throw PredicatesError.conversion(column: description.attributes[index].name,
                                              type: "\(A.self)", value: values[index])
         }
         return value
     }
 
+    /// Turns a decoded object into its attributes' values, before a change.
+    private func takeValues() {
+        guard isDecoded else { return }
+        let object = decoded
+        values = description.attributes.map { $0.encode(object) }
+        isDecoded = false
+    }
+
     /// Sets every attribute from `value`; written when the context next runs a statement.
     @discardableResult
     public func encode(_ value: PlainObject) -> Self {
-        let attributes = EntityDescription<PlainObject>.shared.attributes
-        for i in attributes.indices {
-            values[i] = attributes[i].encode(value)
-            changed.insert(i)
-        }
+        isDecoded = false
+        let attributes = description.attributes
+        values = attributes.map { $0.encode(value) }
+        for i in attributes.indices { changed.insert(i) }
         context.markChanged(self)
         return self
     }
@@ -69,6 +103,7 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     public func encode<A: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, A>, _ value: A) -> Self {
         do {
             let index = try Self.index(of: keyPath)
+            takeValues()
             values[index] = value.encodePrimitiveValue()
             changed.insert(index)
             context.markChanged(self)
@@ -90,7 +125,8 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     /// The UPDATE that writes the changed attributes, or nil; forgets the changes.
     func takeUpdate() -> SQLStatement? {
         guard !changed.isEmpty else { return nil }
-        let attributes = EntityDescription<PlainObject>.shared.attributes
+        takeValues()
+        let attributes = description.attributes
         let assignments = changed.sorted().map { SQLAssignment(attributes[$0].name, .bind(values[$0])) }
         changed = []
         return .update(SQLUpdate(

@@ -78,8 +78,8 @@ public final class ManagedObjectContext {
     @inlinable
     static func object<T>(_ type: T.Type, _ row: Row, _ context: ManagedObjectContext,
                           _ description: EntityDescription<T> = .shared) throws -> ManagedObject<T> {
-        // The key is the last column (``EntityDescription/selectColumns``), so the row's values
-        // are the attributes' values as they are: the object keeps the row's array, uncopied.
+        // The key is the last column (``EntityDescription/selectColumns``), after the
+        // attributes' values.
         let stored = row.values.last ?? .null
         let key: Int64
         if case .integer(let k) = stored {
@@ -89,7 +89,19 @@ public final class ManagedObjectContext {
         } else {
             throw PredicatesError.conversion(column: T.keyColumn, type: "Int64", value: stored)
         }
-        return ManagedObject(context: context, primaryKey: key, values: row.values, description: description)
+        // Decoded now, so the row's values are not kept (keeping them made the driver copy
+        // its row buffer for every row). A value the model cannot hold is no fetch error: the
+        // object keeps the row's values, and its `decode()` throws, as it would have.
+        var object = T()
+        let attributes = description.attributes
+        do {
+            for i in attributes.indices {
+                try attributes[i].decode(&object, row[i])
+            }
+        } catch {
+            return ManagedObject(context: context, primaryKey: key, values: Array(row.values.dropLast()), description: description)
+        }
+        return ManagedObject(context: context, primaryKey: key, decoded: object, description: description)
     }
 
     // MARK: Writing

@@ -62,8 +62,10 @@ extension URL: SupportedAttributeType {
     /// URLs compare as their text.
     public typealias PrimitiveAttributeType = String
     /// The absolute string, as text.
+    @inlinable
     public func encodePrimitiveValue() -> DatabaseValue { .text(absoluteString) }
     /// Parsed from text; nil for text that is not a URL.
+    @inlinable
     public static func decode(primitiveValue: DatabaseValue) -> URL? {
         guard let text = String.fromDatabaseValue(primitiveValue) else { return nil }
         return URL(string: text)
@@ -72,10 +74,13 @@ extension URL: SupportedAttributeType {
     public static var attributeColumnType: ColumnType { .text }
 }
 
+// The conversions below are inlinable so that a model's attribute closures are compiled for
+// the concrete types: as generic code, each call looked up the wrapped type's metadata.
 extension Optional: SupportedAttributeType where Wrapped: SupportedAttributeType {
     /// The wrapped type's.
     public typealias PrimitiveAttributeType = Wrapped.PrimitiveAttributeType
     /// NULL for nil.
+    @inlinable
     public func encodePrimitiveValue() -> DatabaseValue {
         switch self {
         case .none: return .null
@@ -83,6 +88,7 @@ extension Optional: SupportedAttributeType where Wrapped: SupportedAttributeType
         }
     }
     /// `.some(nil)` for NULL.
+    @inlinable
     public static func decode(primitiveValue: DatabaseValue) -> Wrapped?? {
         if case .null = primitiveValue { return .some(nil) }
         return Wrapped.decode(primitiveValue: primitiveValue).map { .some($0) }
@@ -97,8 +103,10 @@ extension SupportedAttributeType where Self: RawRepresentable, RawValue: Support
     /// The raw value's primitive: an enum compares and sorts by its raw value.
     public typealias PrimitiveAttributeType = RawValue.PrimitiveAttributeType
     /// Its raw value's.
+    @inlinable
     public func encodePrimitiveValue() -> DatabaseValue { rawValue.encodePrimitiveValue() }
     /// Through the raw value; nil for a raw value with no case.
+    @inlinable
     public static func decode(primitiveValue: DatabaseValue) -> Self? {
         RawValue.decode(primitiveValue: primitiveValue).flatMap { Self(rawValue: $0) }
     }

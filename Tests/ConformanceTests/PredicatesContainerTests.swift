@@ -83,6 +83,63 @@ struct PredicatesContainerTests {
         }
     }
 
+    /// A fetched object holds its decoded value; a change made through `encode` is what
+    /// `decode` then returns, attribute by attribute and whole, and what is written.
+    @Test(arguments: Backend.allCases)
+    func fetchedObjectsReadTheirOwnChanges(_ backend: Backend) throws {
+        try withTestDatabase(backend) { db in
+            let container = PersistentContainer(database: db, models: predicateModels)
+            try container.perform { ctx in _ = try ctx.insert(T(marker: "a", amount: 7, name: "seven")) }
+            try container.perform { ctx in
+                let seven = try #require(try ctx.fetchOne(T.all))
+                #expect(try seven.decode() == T(marker: "a", amount: 7, name: "seven"))
+                #expect(try seven.decode(\.amount) == 7)
+                seven.encode(\.name, "sept")
+                #expect(try seven.decode() == T(marker: "a", amount: 7, name: "sept"))
+                #expect(try seven.decode(\.name) == "sept")
+                #expect(try seven.decode(\.marker) == "a")
+                seven.encode(\.amount, 70)
+                #expect(try seven.decode() == T(marker: "a", amount: 70, name: "sept"))
+            }
+            #expect(try container.perform { ctx in try ctx.fetch(T.all).map { try $0.decode() } } == [T(marker: "a", amount: 70, name: "sept")])
+        }
+    }
+
+    /// A stored value the model cannot hold fails the object's `decode()`, not the fetch:
+    /// the other objects, and the other attributes of that one, stay readable.
+    @Test(arguments: Backend.allCases)
+    func aValueTheModelCannotHoldFailsItsDecodeOnly(_ backend: Backend) throws {
+        try withTestDatabase(backend) { db in
+            let container = PersistentContainer(database: db, models: predicateModels)
+            try container.perform { ctx in
+                _ = try ctx.insert(PItem(id: 1, name: "good", kind: .alpha))
+                _ = try ctx.insert(PItem(id: 2, name: "bad", kind: .zeta))
+            }
+            try db.write { conn in
+                _ = try conn.execute(.update(SQLUpdate("PItem", set: [SQLAssignment("kind", .bind(.text("omega")))],
+                                                       where: .column("id").equals(.bind(.integer(2))))))
+            }
+            try container.perform { ctx in
+                let objects = try ctx.fetch(PItem.all.sort(\.id))
+                #expect(objects.count == 2)
+                #expect(try objects[0].decode().kind == .alpha)
+                do {
+                    _ = try objects[1].decode()
+                    Issue.record("decoding a kind of \"omega\" should throw")
+                } catch PredicatesError.conversion(let column, _, let value) {
+                    #expect(column == "kind")
+                    #expect(value == .text("omega"))
+                }
+                #expect(try objects[1].decode(\.name) == "bad")
+                #expect(throws: PredicatesError.self) { try objects[1].decode(\.kind) }
+                // Setting a valid value makes the object whole again.
+                objects[1].encode(\.kind, .mid)
+                #expect(try objects[1].decode().kind == .mid)
+            }
+            #expect(try container.perform { ctx in try ctx.fetch(PItem.all.sort(\.id), \.kind) } == [.alpha, .mid])
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func throwingPerformRollsBackAndLogs(_ backend: Backend) throws {
         struct Boom: Error {}
