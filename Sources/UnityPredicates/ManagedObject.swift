@@ -12,67 +12,78 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     @usableFromInline let context: ManagedObjectContext
     /// The hidden key (`Z_PK`).
     @usableFromInline let primaryKey: Int64
-    /// A fetched object's value, decoded from its row when it was fetched, when
-    /// ``isDecoded`` (not once the object is changed, nor when the row held a value the model
-    /// cannot: ``decode()`` then throws that error).
+    /// A fetched object's value, decoded from its row when it was fetched: the object's
+    /// value while ``values`` is empty (not once the object is changed, nor when the row held
+    /// a value the model cannot: ``decode()`` then throws that error).
     ///
     /// (Kept decoded rather than as the row's values: holding on to a row's values made the
     /// driver copy its row buffer for every row, and ``decode()`` is then a copy. Not an
-    /// optional: freeing an object then looked up `Optional<PlainObject>`'s metadata.)
-    @usableFromInline var decoded: PlainObject
-    /// Whether ``decoded`` is the object's value.
-    @usableFromInline var isDecoded: Bool
-    /// The attributes' values in ``EntityDescription/attributes`` order, when not
-    /// ``isDecoded`` (an inserted or changed object, or a row that did not decode); empty otherwise.
+    /// optional: freeing an object then looked up `Optional<PlainObject>`'s metadata. A
+    /// constant, and no separate flag: each access to a variable of a class is checked.)
+    @usableFromInline let decoded: PlainObject
+    /// The attributes' values in ``EntityDescription/attributes`` order, for an inserted or
+    /// changed object or a row that did not decode; empty while ``decoded`` is the value.
     @usableFromInline var values: [DatabaseValue]
     @usableFromInline var changed: Set<Int> = []
 
-    /// The model's attributes (looked up once per fetch, not per row).
-    @usableFromInline let description: EntityDescription<PlainObject>
-
     /// An object whose attributes' values are `values`.
     @inlinable
-    init(context: ManagedObjectContext, primaryKey: Int64, values: [DatabaseValue],
-         description: EntityDescription<PlainObject> = .shared) {
+    init(context: ManagedObjectContext, primaryKey: Int64, values: [DatabaseValue]) {
         self.context = context
-        self.description = description
         self.primaryKey = primaryKey
         self.decoded = PlainObject()
-        self.isDecoded = false
         self.values = values
     }
 
-    /// A fetched object, already decoded.
+    /// A fetched object: its value is decoded from `row` (the attributes' values, then the
+    /// key). A value the model cannot hold is no fetch error: the object then keeps the row's
+    /// values, and its ``decode()`` throws, as it would have.
     @inlinable
-    init(context: ManagedObjectContext, primaryKey: Int64, decoded: PlainObject,
-         description: EntityDescription<PlainObject>) {
+    init(context: ManagedObjectContext, primaryKey: Int64, row: Row, description: EntityDescription<PlainObject>) {
         self.context = context
-        self.description = description
         self.primaryKey = primaryKey
-        self.decoded = decoded
-        self.isDecoded = true
-        self.values = []
+        var object = PlainObject()
+        do {
+            try Self.decode(row.values, with: description.attributes, into: &object)
+            self.values = []
+        } catch {
+            self.values = Array(row.values.prefix(description.attributes.count))
+        }
+        self.decoded = object
+    }
+
+    @inlinable
+    static func decode(_ values: [DatabaseValue], with attributes: [Attribute<PlainObject>], into object: inout PlainObject) throws {
+        try withUnsafeMutablePointer(to: &object) { pointer in
+            let base = UnsafeMutableRawPointer(pointer)
+            try attributes.withUnsafeBufferPointer { attributes in
+                try values.withUnsafeBufferPointer { values in
+                    for i in attributes.indices {
+                        let value = i < values.count ? values[i] : .null
+                        if let slot = attributes[i].slot, slot.store(value, at: base) { continue }
+                        try attributes[i].decode(&pointer.pointee, value)
+                    }
+                }
+            }
+        }
     }
 
     /// The whole value, attribute by attribute.
     @inlinable
     public func decode() throws -> PlainObject {
-        if isDecoded { return decoded }
+        let values = self.values
+        if values.isEmpty { return decoded }
         var object = PlainObject()
-        let attributes = description.attributes
-        let values = self.values  // one access to the class's storage, not one per attribute
-        for i in attributes.indices {
-            try attributes[i].decode(&object, values[i])
-        }
+        try Self.decode(values, with: EntityDescription<PlainObject>.shared.attributes, into: &object)
         return object
     }
 
     /// One attribute's value.
     public func decode<A: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, A>) throws -> A {
         let index = try Self.index(of: keyPath)
-        if isDecoded { return decoded[keyPath: keyPath] }
+        if values.isEmpty { return decoded[keyPath: keyPath] }
         guard let value = A.decode(primitiveValue: values[index]) else {
-            throw PredicatesError.conversion(column: description.attributes[index].name,
+            throw PredicatesError.conversion(column: EntityDescription<PlainObject>.shared.attributes[index].name,
                                              type: "\(A.self)", value: values[index])
         }
         return value
@@ -80,17 +91,15 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
 
     /// Turns a decoded object into its attributes' values, before a change.
     private func takeValues() {
-        guard isDecoded else { return }
+        guard values.isEmpty else { return }
         let object = decoded
-        values = description.attributes.map { $0.encode(object) }
-        isDecoded = false
+        values = EntityDescription<PlainObject>.shared.attributes.map { $0.encode(object) }
     }
 
     /// Sets every attribute from `value`; written when the context next runs a statement.
     @discardableResult
     public func encode(_ value: PlainObject) -> Self {
-        isDecoded = false
-        let attributes = description.attributes
+        let attributes = EntityDescription<PlainObject>.shared.attributes
         values = attributes.map { $0.encode(value) }
         for i in attributes.indices { changed.insert(i) }
         context.markChanged(self)
@@ -126,7 +135,7 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     func takeUpdate() -> SQLStatement? {
         guard !changed.isEmpty else { return nil }
         takeValues()
-        let attributes = description.attributes
+        let attributes = EntityDescription<PlainObject>.shared.attributes
         let assignments = changed.sorted().map { SQLAssignment(attributes[$0].name, .bind(values[$0])) }
         changed = []
         return .update(SQLUpdate(

@@ -90,18 +90,8 @@ public final class ManagedObjectContext {
             throw PredicatesError.conversion(column: T.keyColumn, type: "Int64", value: stored)
         }
         // Decoded now, so the row's values are not kept (keeping them made the driver copy
-        // its row buffer for every row). A value the model cannot hold is no fetch error: the
-        // object keeps the row's values, and its `decode()` throws, as it would have.
-        var object = T()
-        let attributes = description.attributes
-        do {
-            for i in attributes.indices {
-                try attributes[i].decode(&object, row[i])
-            }
-        } catch {
-            return ManagedObject(context: context, primaryKey: key, values: Array(row.values.dropLast()), description: description)
-        }
-        return ManagedObject(context: context, primaryKey: key, decoded: object, description: description)
+        // its row buffer for every row).
+        return ManagedObject(context: context, primaryKey: key, row: row, description: description)
     }
 
     // MARK: Writing

@@ -73,6 +73,10 @@ public struct Attribute<PlainObject>: Hashable, @unchecked Sendable {
     @usableFromInline let isOptional: Bool
     @usableFromInline let encode: @Sendable (PlainObject) -> DatabaseValue
     @usableFromInline let decode: @Sendable (inout PlainObject, DatabaseValue) throws -> Void
+    /// Where a struct stores the attribute, for the common types: rows are decoded straight
+    /// into that slot (``StoredSlot/store(_:at:)``), with ``decode`` left for the other
+    /// types and for values that need its error.
+    @usableFromInline let slot: StoredSlot?
 
     /// An attribute stored in the column `name`; `unique: true` adds a UNIQUE constraint
     /// (a value already stored then throws ``DatabaseError`` `.constraintViolation(.unique, …)`).
@@ -87,6 +91,7 @@ public struct Attribute<PlainObject>: Hashable, @unchecked Sendable {
         self.columnType = Value.attributeColumnType
         self.isOptional = Value.isOptionalAttribute
         nonisolated(unsafe) let path = keyPath
+        self.slot = MemoryLayout<PlainObject>.offset(of: keyPath).flatMap { StoredSlot.make(Value.self, offset: $0) }
         if let offset = MemoryLayout<PlainObject>.offset(of: keyPath) {
             // A stored property of a struct: read and written in place at its offset, as
             // `MemoryLayout.offset(of:)` documents. Going through the key path costs a call
@@ -121,6 +126,75 @@ public struct Attribute<PlainObject>: Hashable, @unchecked Sendable {
     public static func == (lhs: Attribute, rhs: Attribute) -> Bool { lhs.name == rhs.name }
     /// Hashes the column name.
     public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+}
+
+/// A stored property of a common type at its offset in a struct: what decoding a row writes
+/// there without a call through the attribute's closure (which cost a call and a retain of
+/// its context per attribute per row). Each case reads the value with the type's own core
+/// conversion, the one ``SupportedAttributeType/decode(primitiveValue:)`` uses, so both paths
+/// agree.
+@usableFromInline
+enum StoredSlot: Sendable {
+    case int64(Int), int(Int), int32(Int), double(Int), bool(Int), string(Int), date(Int), data(Int)
+    case optionalInt64(Int), optionalInt(Int), optionalDouble(Int), optionalString(Int), optionalDate(Int)
+
+    /// The slot for a property of type `Value` at `offset`, or nil for another type.
+    @inlinable
+    static func make<Value>(_ type: Value.Type, offset: Int) -> StoredSlot? {
+        if Value.self == Int64.self { return .int64(offset) }
+        if Value.self == Int.self { return .int(offset) }
+        if Value.self == Int32.self { return .int32(offset) }
+        if Value.self == Double.self { return .double(offset) }
+        if Value.self == Bool.self { return .bool(offset) }
+        if Value.self == String.self { return .string(offset) }
+        if Value.self == Date.self { return .date(offset) }
+        if Value.self == Data.self { return .data(offset) }
+        if Value.self == Int64?.self { return .optionalInt64(offset) }
+        if Value.self == Int?.self { return .optionalInt(offset) }
+        if Value.self == Double?.self { return .optionalDouble(offset) }
+        if Value.self == String?.self { return .optionalString(offset) }
+        if Value.self == Date?.self { return .optionalDate(offset) }
+        return nil
+    }
+
+    /// Writes `value` into the slot of the struct at `base`; false when the value does not
+    /// convert (the attribute's closure then throws the conversion error).
+    @inlinable
+    func store(_ value: DatabaseValue, at base: UnsafeMutableRawPointer) -> Bool {
+        switch self {
+        case .int64(let o): return Self.put(Int64.fromDatabaseValue(value), base + o)
+        case .int(let o): return Self.put(Int.fromDatabaseValue(value), base + o)
+        case .int32(let o): return Self.put(Int32.fromDatabaseValue(value), base + o)
+        case .double(let o): return Self.put(Double.fromDatabaseValue(value), base + o)
+        case .bool(let o): return Self.put(Bool.fromDatabaseValue(value), base + o)
+        case .string(let o): return Self.put(String.fromDatabaseValue(value), base + o)
+        case .date(let o): return Self.put(Date.fromDatabaseValue(value), base + o)
+        case .data(let o): return Self.put(Data.fromDatabaseValue(value), base + o)
+        case .optionalInt64(let o): return Self.putOptional(value, Int64.fromDatabaseValue, base + o)
+        case .optionalInt(let o): return Self.putOptional(value, Int.fromDatabaseValue, base + o)
+        case .optionalDouble(let o): return Self.putOptional(value, Double.fromDatabaseValue, base + o)
+        case .optionalString(let o): return Self.putOptional(value, String.fromDatabaseValue, base + o)
+        case .optionalDate(let o): return Self.putOptional(value, Date.fromDatabaseValue, base + o)
+        }
+    }
+
+    @inlinable @inline(__always)
+    static func put<V>(_ converted: V?, _ slot: UnsafeMutableRawPointer) -> Bool {
+        guard let converted else { return false }
+        slot.assumingMemoryBound(to: V.self).pointee = converted
+        return true
+    }
+
+    @inlinable @inline(__always)
+    static func putOptional<V>(_ value: DatabaseValue, _ convert: (DatabaseValue) -> V?, _ slot: UnsafeMutableRawPointer) -> Bool {
+        if case .null = value {
+            slot.assumingMemoryBound(to: V?.self).pointee = nil
+            return true
+        }
+        guard let converted = convert(value) else { return false }
+        slot.assumingMemoryBound(to: V?.self).pointee = converted
+        return true
+    }
 }
 
 /// The flavor's own faults. Database faults stay the core's ``DatabaseError``.
@@ -160,6 +234,8 @@ final class EntityDescription<PlainObject: ManagedObjectConvertible>: @unchecked
     // @unchecked: immutable after init.
     @usableFromInline let attributes: [Attribute<PlainObject>]
     let byKeyPath: [AnyKeyPath: Attribute<PlainObject>]
+    /// The column of each attribute's key path (a lookup that copies no attribute).
+    @usableFromInline let columnByKeyPath: [AnyKeyPath: String]
     /// The attributes' columns then the key (`Z_PK`), the select list of every fetch.
     @usableFromInline let selectColumns: [SQLSelectColumn]
     /// The attribute that is the key, when the key is no hidden column.
@@ -170,6 +246,7 @@ final class EntityDescription<PlainObject: ManagedObjectConvertible>: @unchecked
         var map: [AnyKeyPath: Attribute<PlainObject>] = [:]
         for a in attributes { map[a.keyPath] = a }
         byKeyPath = map
+        columnByKeyPath = map.mapValues(\.name)
         keyAttributeIndex = attributes.firstIndex { $0.name == PlainObject.keyColumn }
         selectColumns = attributes.map { .expression(.column(PlainObject.entityName, $0.name), alias: nil) }
             + [.expression(.column(PlainObject.entityName, PlainObject.keyColumn), alias: nil)]
@@ -207,9 +284,12 @@ extension ManagedObjectConvertible {
         return found
     }
 
-    /// The column name for `keyPath`, or nil when no attribute stores it.
+    /// The column name for `keyPath`, or nil when no attribute stores it. (Inlinable, as are
+    /// the operators that call it, so that building a predicate is specialized for the model:
+    /// as generic code it looked up the description's type metadata on every call.)
+    @inlinable
     static func columnName(_ keyPath: AnyKeyPath) -> String? {
-        EntityDescription<Self>.shared.byKeyPath[keyPath]?.name
+        EntityDescription<Self>.shared.columnByKeyPath[keyPath]
     }
 
     /// The declared relations.

@@ -37,6 +37,24 @@ public struct QueryPredicate: Sendable, ExpressibleByStringLiteral {
         QueryPredicate(.raw(sql, arguments.map { $0.encodePrimitiveValue() }))
     }
 
+    /// `column op value` (for inlinable code, which cannot name ``Node``).
+    @usableFromInline
+    static func comparison(_ column: String, _ op: SQLBinaryOperator, _ value: DatabaseValue) -> QueryPredicate {
+        QueryPredicate(.comparison(column, op, value))
+    }
+
+    /// A predicate that throws ``PredicatesError/unknownAttribute(entity:keyPath:)`` when run.
+    @usableFromInline
+    static func unknownAttribute(_ entity: String, _ keyPath: AnyKeyPath) -> QueryPredicate {
+        QueryPredicate(.invalid(.unknownAttribute(entity: entity, keyPath: "\(keyPath)")))
+    }
+
+    /// `column IS [NOT] NULL` (for inlinable code).
+    @usableFromInline
+    static func isNull(_ column: String, negated: Bool) -> QueryPredicate {
+        QueryPredicate(.isNull(column, negated: negated))
+    }
+
     /// Compiles the condition for the table (or alias) `qualifier` on `dialect`.
     func expression(qualifier: String, dialect: SQLDialect) throws -> SQLExpression {
         var depth = 0
@@ -107,8 +125,10 @@ extension Query {
         return QueryPredicate(make(name))
     }
 
+    @inlinable
     static func compare<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ op: SQLBinaryOperator, _ value: A) -> QueryPredicate {
-        column(keyPath, T.self) { .comparison($0, op, value.encodePrimitiveValue()) }
+        guard let name = T.columnName(keyPath) else { return .unknownAttribute(T.entityName, keyPath) }
+        return .comparison(name, op, value.encodePrimitiveValue())
     }
 
     /// `NOT a`.
@@ -119,32 +139,40 @@ extension Query {
     public static func or(_ left: QueryPredicate, _ right: QueryPredicate) -> QueryPredicate { left || right }
 
     /// `==`: equal; `nil` means IS NULL.
+    @inlinable
     public static func equalTo<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: A) -> QueryPredicate
     where A.PrimitiveAttributeType: Equatable {
+        guard let name = T.columnName(keyPath) else { return .unknownAttribute(T.entityName, keyPath) }
         let v = value.encodePrimitiveValue()
-        if case .null = v { return column(keyPath, T.self) { .isNull($0, negated: false) } }
-        return compare(keyPath, .equal, value)
+        if case .null = v { return .isNull(name, negated: false) }
+        return .comparison(name, .equal, v)
     }
 
     /// `!=`: not equal; `nil` means IS NOT NULL. As in SQL (and Core Data), a row whose
     /// value is NULL is not "not equal" to a value: it is left out.
+    @inlinable
     public static func notEqualTo<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: A) -> QueryPredicate
     where A.PrimitiveAttributeType: Equatable {
+        guard let name = T.columnName(keyPath) else { return .unknownAttribute(T.entityName, keyPath) }
         let v = value.encodePrimitiveValue()
-        if case .null = v { return column(keyPath, T.self) { .isNull($0, negated: true) } }
-        return compare(keyPath, .notEqual, value)
+        if case .null = v { return .isNull(name, negated: true) }
+        return .comparison(name, .notEqual, v)
     }
 
     /// `>`.
+    @inlinable
     public static func greaterThan<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: A) -> QueryPredicate
     where A.PrimitiveAttributeType: Comparable { compare(keyPath, .greater, value) }
     /// `<`.
+    @inlinable
     public static func lessThan<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: A) -> QueryPredicate
     where A.PrimitiveAttributeType: Comparable { compare(keyPath, .less, value) }
     /// `>=`.
+    @inlinable
     public static func greaterThanOrEqualTo<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: A) -> QueryPredicate
     where A.PrimitiveAttributeType: Comparable { compare(keyPath, .greaterOrEqual, value) }
     /// `<=`.
+    @inlinable
     public static func lessThanOrEqualTo<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: A) -> QueryPredicate
     where A.PrimitiveAttributeType: Comparable { compare(keyPath, .lessOrEqual, value) }
 
@@ -208,21 +236,27 @@ extension Query {
 }
 
 /// `Query.equalTo`.
+@inlinable
 public func == <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A>, rhs: A) -> QueryPredicate
 where A.PrimitiveAttributeType: Equatable { Query.equalTo(lhs, rhs) }
 /// `Query.notEqualTo`.
+@inlinable
 public func != <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A>, rhs: A) -> QueryPredicate
 where A.PrimitiveAttributeType: Equatable { Query.notEqualTo(lhs, rhs) }
 /// `Query.greaterThan`.
+@inlinable
 public func > <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A>, rhs: A) -> QueryPredicate
 where A.PrimitiveAttributeType: Comparable { Query.greaterThan(lhs, rhs) }
 /// `Query.lessThan`.
+@inlinable
 public func < <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A>, rhs: A) -> QueryPredicate
 where A.PrimitiveAttributeType: Comparable { Query.lessThan(lhs, rhs) }
 /// `Query.greaterThanOrEqualTo`.
+@inlinable
 public func >= <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A>, rhs: A) -> QueryPredicate
 where A.PrimitiveAttributeType: Comparable { Query.greaterThanOrEqualTo(lhs, rhs) }
 /// `Query.lessThanOrEqualTo`.
+@inlinable
 public func <= <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A>, rhs: A) -> QueryPredicate
 where A.PrimitiveAttributeType: Comparable { Query.lessThanOrEqualTo(lhs, rhs) }
 /// `Query.in`: IN.

@@ -7,6 +7,7 @@ import Foundation
 /// `sort` appends. Strings sort in binary code-point order on every backend ("10" before
 /// "2", "Z" before "a"); nil comes first in an ascending sort and last in a descending one.
 public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
+    @usableFromInline
     struct SortTerm: @unchecked Sendable {
         // @unchecked: the key path is immutable.
         let column: String?
@@ -15,10 +16,18 @@ public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
         let ascending: Bool
         /// The attribute is optional: where its NULLs go must be said.
         let nullable: Bool
+
+        @usableFromInline
+        init(column: String?, keyPath: AnyKeyPath, ascending: Bool, nullable: Bool) {
+            self.column = column
+            self.keyPath = keyPath
+            self.ascending = ascending
+            self.nullable = nullable
+        }
     }
 
     var predicate: QueryPredicate?
-    var sortTerms: [SortTerm] = []
+    @usableFromInline var sortTerms: [SortTerm] = []
     @usableFromInline var fetchLimit: Int?
     var fetchOffset: Int?
 
@@ -41,6 +50,7 @@ public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
     }
 
     /// The request sorted by `keyPath` after its earlier sorts.
+    @inlinable
     public func sort<A: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, A>, ascending: Bool = true) -> Request
     where A.PrimitiveAttributeType: Comparable {
         var r = self

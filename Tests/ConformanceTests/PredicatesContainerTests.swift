@@ -114,14 +114,26 @@ struct PredicatesContainerTests {
             try container.perform { ctx in
                 _ = try ctx.insert(PItem(id: 1, name: "good", kind: .alpha))
                 _ = try ctx.insert(PItem(id: 2, name: "bad", kind: .zeta))
+                _ = try ctx.insert(PItem(id: 3, name: "wide"))
             }
             try db.write { conn in
                 _ = try conn.execute(.update(SQLUpdate("PItem", set: [SQLAssignment("kind", .bind(.text("omega")))],
                                                        where: .column("id").equals(.bind(.integer(2))))))
+                // Too wide for the model's Int32 (PostgreSQL's column is widened for it first).
+                if backend == .postgres { try conn.executeScript(#"ALTER TABLE "PItem" ALTER COLUMN "i32" TYPE BIGINT"#) }
+                _ = try conn.execute(.update(SQLUpdate("PItem", set: [SQLAssignment("i32", .bind(.integer(1 << 40)))],
+                                                       where: .column("id").equals(.bind(.integer(3))))))
             }
             try container.perform { ctx in
                 let objects = try ctx.fetch(PItem.all.sort(\.id))
-                #expect(objects.count == 2)
+                #expect(objects.count == 3)
+                do {
+                    _ = try objects[2].decode()
+                    Issue.record("decoding an i32 of 2^40 should throw")
+                } catch PredicatesError.conversion(let column, _, let value) {
+                    #expect(column == "i32")
+                    #expect(value == .integer(1 << 40))
+                }
                 #expect(try objects[0].decode().kind == .alpha)
                 do {
                     _ = try objects[1].decode()
@@ -136,7 +148,7 @@ struct PredicatesContainerTests {
                 objects[1].encode(\.kind, .mid)
                 #expect(try objects[1].decode().kind == .mid)
             }
-            #expect(try container.perform { ctx in try ctx.fetch(PItem.all.sort(\.id), \.kind) } == [.alpha, .mid])
+            #expect(try container.perform { ctx in try ctx.fetch(PItem.all.sort(\.id), \.kind) } == [.alpha, .mid, .mid])
         }
     }
 
