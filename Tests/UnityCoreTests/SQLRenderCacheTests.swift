@@ -54,6 +54,30 @@ import Testing
         #expect(try dialect.render(.select(SQLSelect(from: "t").limit(-1))).sql == #"SELECT * FROM "t" LIMIT -1"#)
     }
 
+    @Test func columnListsRenderTheirNamesAndAreToldApartByThem() throws {
+        let dialect = SQLDialect.postgresLike(capacity: 10)
+        func select(_ list: SQLColumnList) -> SQLStatement {
+            .select(SQLSelect(from: "t").columns(.columns(list)).where(SQLExpression.column("a").equals(1)))
+        }
+        let ab = try dialect.render(select(SQLColumnList(table: "t", ["a", "b"])))
+        #expect(ab.sql == #"SELECT "t"."a", "t"."b" FROM "t" WHERE "a" = $1"#)
+        #expect(ab.bindings == [.integer(1)])
+        // Same count, other names; other table; bare names: each its own text.
+        #expect(try dialect.render(select(SQLColumnList(table: "t", ["a", "c"]))).sql == #"SELECT "t"."a", "t"."c" FROM "t" WHERE "a" = $1"#)
+        #expect(try dialect.render(select(SQLColumnList(table: "u", ["a", "b"]))).sql == #"SELECT "u"."a", "u"."b" FROM "t" WHERE "a" = $1"#)
+        #expect(try dialect.render(select(SQLColumnList(table: nil, ["a", "b"]))).sql == #"SELECT "a", "b" FROM "t" WHERE "a" = $1"#)
+        #expect(dialect.cachedShapeCount == 4)
+        // An equal list made again is the same shape.
+        #expect(try dialect.render(select(SQLColumnList(table: "t", ["a", "b"]))).sql == ab.sql)
+        #expect(dialect.cachedShapeCount == 4)
+        // Names are quoted and checked like any identifier.
+        #expect(try dialect.render(select(SQLColumnList(table: "t", [#"we"ird"#]))).sql.hasPrefix(#"SELECT "t"."we""ird" FROM"#))
+        expectMisuse("is empty") { _ = try dialect.render(select(SQLColumnList(table: "t", []))) }
+        expectMisuse("is empty") { _ = try dialect.render(select(SQLColumnList(table: "t", ["a", ""]))) }
+        // Twice: a failed rendering caches nothing.
+        expectMisuse("is empty") { _ = try dialect.render(select(SQLColumnList(table: "t", []))) }
+    }
+
     @Test func cacheIsBounded() throws {
         let dialect = SQLDialect.postgresLike(capacity: 3)
         for i in 0..<10 { _ = try dialect.render(.select(SQLSelect(from: "t\(i)"))) }

@@ -244,6 +244,30 @@ struct SQLRenderer {
                     write(" AS ")
                     try identifier(alias)
                 }
+            case .columns(let list):
+                try columnList(list)
+            }
+        }
+    }
+
+    private mutating func columnList(_ list: SQLColumnList) throws {
+        switch mode {
+        case .shape:
+            // The list's own hashes, made once (see ``SQLColumnList``).
+            write("columns")
+            primaryHasher.combine(list.digest.primary)
+            secondaryHasher.combine(list.digest.secondary)
+            primaryHasher.combine(list.names.count)
+            secondaryHasher.combine(list.names.count)
+        case .text:
+            if list.names.isEmpty { throw DatabaseError.misuse("a column list is empty; list at least one column") }
+            for (i, name) in list.names.enumerated() {
+                if i > 0 { write(", ") }
+                if let table = list.table {
+                    try identifier(table)
+                    write(".")
+                }
+                try identifier(name)
             }
         }
     }

@@ -110,6 +110,9 @@ public enum SQLSelectColumn: Sendable, Hashable {
     case all(table: String?)
     /// An expression, optionally `AS "alias"`.
     case expression(SQLExpression, alias: String?)
+    /// A fixed list of columns, each qualified by the list's table: a model's select list,
+    /// made once and sent with every query (see ``SQLColumnList``).
+    case columns(SQLColumnList)
 
     /// `*`.
     public static var all: SQLSelectColumn { .all(table: nil) }
@@ -117,6 +120,37 @@ public enum SQLSelectColumn: Sendable, Hashable {
     public static func column(_ name: String) -> SQLSelectColumn { .expression(.column(name), alias: nil) }
     /// An expression without alias.
     public static func expression(_ e: SQLExpression) -> SQLSelectColumn { .expression(e, alias: nil) }
+}
+
+/// Columns of one table, `"t"."a", "t"."b", …`, made once and used in many statements: the
+/// select list a flavor sends with every query of a model.
+///
+/// Rendering a statement first hashes its shape (to find its SQL text in the dialect's
+/// cache); a list hashes its names once, when it is made, so each rendering adds two numbers
+/// to the shape instead of hashing every name again (which was most of the cost of rendering
+/// a small query). The names are quoted and checked like any other identifier.
+public struct SQLColumnList: Sendable, Hashable {
+    /// The table (or alias) that qualifies every column, or nil for bare names.
+    public let table: String?
+    /// The column names, in order.
+    public let names: [String]
+    /// Two differently salted hashes of `table` and `names` (`Hasher` is seeded per
+    /// process), as the shape key hashes everything else.
+    let digest: SQLShapeKey
+
+    /// The columns `names`, qualified by `table` when given.
+    public init(table: String?, _ names: [String]) {
+        self.table = table
+        self.names = names
+        var primary = Hasher()
+        var secondary = Hasher()
+        secondary.combine(0x5EED_CAFE as UInt32)
+        primary.combine(table)
+        secondary.combine(table)
+        primary.combine(names)
+        secondary.combine(names)
+        digest = SQLShapeKey(primary: primary.finalize(), secondary: secondary.finalize(), bindingCount: names.count)
+    }
 }
 
 /// What a FROM clause or a join reads.
