@@ -35,35 +35,33 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
         self.values = values
     }
 
-    /// A fetched object: its value is decoded from `row` (the attributes' values, then the
-    /// key). A value the model cannot hold is no fetch error: the object then keeps the row's
-    /// values, and its ``decode()`` throws, as it would have.
+    /// A fetched object: its value is decoded from the row's `values` (the attributes'
+    /// values, then the key). A value the model cannot hold is no fetch error: the object
+    /// then keeps the row's values, and its ``decode()`` throws, as it would have.
     @inlinable
-    init(context: ManagedObjectContext, primaryKey: Int64, row: Row, description: EntityDescription<PlainObject>) {
+    init(context: ManagedObjectContext, primaryKey: Int64, values: UnsafeBufferPointer<DatabaseValue>,
+         attributes: UnsafeBufferPointer<Attribute<PlainObject>>) {
         self.context = context
         self.primaryKey = primaryKey
         var object = PlainObject()
         do {
-            try Self.decode(row.values, with: description.attributes, into: &object)
+            try Self.decode(values, with: attributes, into: &object)
             self.values = []
         } catch {
-            self.values = Array(row.values.prefix(description.attributes.count))
+            self.values = Array(values.prefix(attributes.count))
         }
         self.decoded = object
     }
 
     @inlinable
-    static func decode(_ values: [DatabaseValue], with attributes: [Attribute<PlainObject>], into object: inout PlainObject) throws {
+    static func decode(_ values: UnsafeBufferPointer<DatabaseValue>, with attributes: UnsafeBufferPointer<Attribute<PlainObject>>,
+                       into object: inout PlainObject) throws {
         try withUnsafeMutablePointer(to: &object) { pointer in
             let base = UnsafeMutableRawPointer(pointer)
-            try attributes.withUnsafeBufferPointer { attributes in
-                try values.withUnsafeBufferPointer { values in
-                    for i in attributes.indices {
-                        let value = i < values.count ? values[i] : .null
-                        if let slot = attributes[i].slot, slot.store(value, at: base) { continue }
-                        try attributes[i].decode(&pointer.pointee, value)
-                    }
-                }
+            for i in attributes.indices {
+                let value = i < values.count ? values[i] : .null
+                if let slot = attributes[i].slot, slot.store(value, at: base) { continue }
+                try attributes[i].decode(&pointer.pointee, value)
             }
         }
     }
@@ -74,7 +72,11 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
         let values = self.values
         if values.isEmpty { return decoded }
         var object = PlainObject()
-        try Self.decode(values, with: EntityDescription<PlainObject>.shared.attributes, into: &object)
+        try values.withUnsafeBufferPointer { values in
+            try EntityDescription<PlainObject>.shared.attributes.withUnsafeBufferPointer { attributes in
+                try Self.decode(values, with: attributes, into: &object)
+            }
+        }
         return object
     }
 

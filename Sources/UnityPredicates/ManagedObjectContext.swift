@@ -21,6 +21,7 @@ public final class ManagedObjectContext {
     init(connection: Connection, registry: SchemaRegistry) {
         self.connection = connection
         self.registry = registry
+        self.dialect = connection.dialect
     }
 
     func markChanged<T>(_ object: ManagedObject<T>) {
@@ -73,25 +74,41 @@ public final class ManagedObjectContext {
         pendingInserts = []
     }
 
-    @usableFromInline var dialect: SQLDialect { connection.dialect }
+    /// The connection's dialect, kept: reading it through the connection copied the whole
+    /// dialect (and retained its parts) for every request.
+    @usableFromInline let dialect: SQLDialect
 
+    /// The object for one fetched row: the attributes' values, then the key
+    /// (``EntityDescription/selectColumns``). `attributes` is the description's, borrowed for
+    /// the whole fetch (no retain of it, nor of the row's values, per row).
     @inlinable
     static func object<T>(_ type: T.Type, _ row: Row, _ context: ManagedObjectContext,
-                          _ description: EntityDescription<T> = .shared) throws -> ManagedObject<T> {
-        // The key is the last column (``EntityDescription/selectColumns``), after the
-        // attributes' values.
-        let stored = row.values.last ?? .null
-        let key: Int64
-        if case .integer(let k) = stored {
-            key = k
-        } else if let k = Int64.fromDatabaseValue(stored) {
-            key = k
-        } else {
-            throw PredicatesError.conversion(column: T.keyColumn, type: "Int64", value: stored)
+                          _ attributes: UnsafeBufferPointer<Attribute<T>>) throws -> ManagedObject<T> {
+        try row.values.withUnsafeBufferPointer { values in
+            let stored = values.last ?? .null
+            let key: Int64
+            if case .integer(let k) = stored {
+                key = k
+            } else if let k = Int64.fromDatabaseValue(stored) {
+                key = k
+            } else {
+                throw PredicatesError.conversion(column: T.keyColumn, type: "Int64", value: stored)
+            }
+            // Decoded now, so the row's values are not kept (keeping them made the driver copy
+            // its row buffer for every row).
+            return ManagedObject(context: context, primaryKey: key, values: values, attributes: attributes)
         }
-        // Decoded now, so the row's values are not kept (keeping them made the driver copy
-        // its row buffer for every row).
-        return ManagedObject(context: context, primaryKey: key, row: row, description: description)
+    }
+
+    /// Calls `body` with every row of `request` as an object (the select list is the
+    /// description's).
+    @inlinable
+    func forEachObject<T>(_ select: SQLSelect, _ description: EntityDescription<T>, _ body: (ManagedObject<T>) throws -> Void) throws {
+        try description.attributes.withUnsafeBufferPointer { attributes in
+            try connection.forEachRow(.select(select)) { row in
+                try body(try Self.object(T.self, row, self, attributes))
+            }
+        }
     }
 
     // MARK: Writing
@@ -214,9 +231,7 @@ public final class ManagedObjectContext {
         let select = try request.select(description.selectColumns, dialect: dialect)
         var result: [ManagedObject<PlainObject>] = []
         if let limit = request.fetchLimit { result.reserveCapacity(min(limit, 1024)) }
-        try connection.forEachRow(.select(select)) { row in
-            result.append(try Self.object(PlainObject.self, row, self, description))
-        }
+        try forEachObject(select, description) { result.append($0) }
         return result
     }
 
@@ -242,9 +257,7 @@ public final class ManagedObjectContext {
         try flush()
         let description = EntityDescription<PlainObject>.shared
         let select = try request.select(description.selectColumns, dialect: dialect)
-        try connection.forEachRow(.select(select)) { row in
-            try body(try Self.object(PlainObject.self, row, self, description))
-        }
+        try forEachObject(select, description, body)
     }
 
     /// The first object the request matches, or nil.
@@ -298,9 +311,7 @@ public final class ManagedObjectContext {
             ordered ? SQLOrdering(.column(link.table, link.positionColumn)) : SQLOrdering(.column(D.entityName, D.keyColumn)),
             SQLOrdering(.column(D.entityName, D.keyColumn)))
         var result: [ManagedObject<D>] = []
-        try connection.forEachRow(.select(select)) { row in
-            result.append(try Self.object(D.self, row, self))
-        }
+        try forEachObject(select, EntityDescription<D>.shared) { result.append($0) }
         return result
     }
 

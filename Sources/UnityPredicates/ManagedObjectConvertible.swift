@@ -248,8 +248,8 @@ final class EntityDescription<PlainObject: ManagedObjectConvertible>: @unchecked
         byKeyPath = map
         columnByKeyPath = map.mapValues(\.name)
         keyAttributeIndex = attributes.firstIndex { $0.name == PlainObject.keyColumn }
-        selectColumns = attributes.map { .expression(.column(PlainObject.entityName, $0.name), alias: nil) }
-            + [.expression(.column(PlainObject.entityName, PlainObject.keyColumn), alias: nil)]
+        // One column list, hashed once (rendering a query no longer hashes every name).
+        selectColumns = [.columns(SQLColumnList(table: PlainObject.entityName, attributes.map(\.name) + [PlainObject.keyColumn]))]
     }
 
     @usableFromInline
