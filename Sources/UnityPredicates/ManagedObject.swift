@@ -59,9 +59,13 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
         try withUnsafeMutablePointer(to: &object) { pointer in
             let base = UnsafeMutableRawPointer(pointer)
             for i in attributes.indices {
-                let value = i < values.count ? values[i] : .null
-                if let slot = attributes[i].slot, slot.store(value, at: base) { continue }
-                try attributes[i].decode(&pointer.pointee, value)
+                guard i < values.count else {
+                    try attributes[i].decode(&pointer.pointee, .null)
+                    continue
+                }
+                // The value is passed borrowed from the row (no copy of it, no retain).
+                if let slot = attributes[i].slot, slot.store(values[i], at: base) { continue }
+                try attributes[i].decode(&pointer.pointee, values[i])
             }
         }
     }

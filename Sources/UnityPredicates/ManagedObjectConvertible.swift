@@ -159,7 +159,7 @@ enum StoredSlot: Sendable {
 
     /// Writes `value` into the slot of the struct at `base`; false when the value does not
     /// convert (the attribute's closure then throws the conversion error).
-    @inlinable
+    @inlinable @inline(__always)
     func store(_ value: DatabaseValue, at base: UnsafeMutableRawPointer) -> Bool {
         switch self {
         case .int64(let o): return Self.put(Int64.fromDatabaseValue(value), base + o)
