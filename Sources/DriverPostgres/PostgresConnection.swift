@@ -621,7 +621,10 @@ final class PostgresConnection: DriverConnection {
     ) throws {
         for c in 0..<kinds.count {
             let column = Int32(truncatingIfNeeded: c)
-            if PQgetisnull(result, r, column) != 0 {
+            // libpq gives a NULL a length of 0, so only an empty value needs the NULL check
+            // (a call per value that raw libpq code skips for NOT NULL columns).
+            let length = Int(PQgetlength(result, r, column))
+            if length == 0, PQgetisnull(result, r, column) != 0 {
                 values.append(.null)
                 continue
             }
@@ -629,7 +632,6 @@ final class PostgresConnection: DriverConnection {
                 values.append(.null)
                 continue
             }
-            let length = Int(PQgetlength(result, r, column))
             let raw = UnsafeRawPointer(pointer)
             if binary {
                 values.append(try PGValueDecoder.decodeBinary(kinds[c], raw, length, column: layout.columnNames[c]))

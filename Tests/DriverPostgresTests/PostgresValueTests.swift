@@ -91,6 +91,25 @@ struct PostgresValueTests {
         }
     }
 
+    @Test("empty values and NULLs side by side stay apart, in rows and through a cursor")
+    func emptyIsNotNull() throws {
+        try withSchema { _, db in
+            try db.executeScript("""
+                CREATE TABLE t (id INT PRIMARY KEY, s TEXT, b BYTEA, j JSONB, a TEXT[]);
+                INSERT INTO t VALUES (1, '', '\\x', NULL, NULL), (2, NULL, NULL, '""', '{}');
+                """)
+            let expected: [[DatabaseValue]] = [
+                [.text(""), .blob(Data()), .null, .null],
+                [.null, .null, .json(#""""#), .text("{}")],
+            ]
+            #expect(try rows(db, "SELECT s, b, j, a FROM t ORDER BY id").map(\.values) == expected)
+            var streamed: [[DatabaseValue]] = []
+            let cursor = try db.openCursor("SELECT s, b, j, a FROM t ORDER BY id", bindings: [])
+            while let row = try cursor.next() { streamed.append(row.values) }
+            #expect(streamed == expected)
+        }
+    }
+
     @Test("dates keep microseconds and reach year 1 and 9999; infinity maps to distant dates")
     func dates() throws {
         try withSchema { _, db in
