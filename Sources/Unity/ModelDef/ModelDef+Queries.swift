@@ -52,8 +52,7 @@ extension ModelDef {
     /// This model's row as the database holds it now, found by its primary key; nil when
     /// there is no such row (sModel's `readFromDB()`).
     public func readFromDB(in db: Database? = nil) throws -> Self? {
-        let pairs = try encodedColumns()
-        let condition = try primaryKeyCondition(pairs, for: "be read again")
+        let condition = try primaryKeyCondition(try encodedColumns(), for: "be read again")
         return try Self.fetchFirst(SQLSelect(from: Self.tableName).where(condition), in: db)
     }
 

@@ -145,31 +145,31 @@ extension ModelDef {
     }
 
     /// This model's columns and values, in declaration order.
-    func encodedColumns() throws -> [(column: String, value: DatabaseValue)] {
+    func encodedColumns() throws -> ModelColumns {
         try encodeModelColumns()
     }
 
     /// `col1 = ? AND col2 = ?` for the columns of `keys`, with this model's values; throws
     /// when a key is not one of the encoded columns.
-    func keyCondition(_ keys: [any CodingKey], in pairs: [(column: String, value: DatabaseValue)]) throws -> SQLExpression {
+    func keyCondition(_ keys: [any CodingKey], in columns: ModelColumns) throws -> SQLExpression {
         var conditions: [SQLExpression] = []
         for key in keys {
             let name = key.stringValue
-            guard let pair = pairs.first(where: { $0.column == name }) else {
+            guard let value = columns.value(of: name) else {
                 throw DatabaseError.misuse(
-                    "\(Self.self): key \(name) is not one of the encoded columns \(pairs.map(\.column))")
+                    "\(Self.self): key \(name) is not one of the encoded columns \(columns.names)")
             }
-            conditions.append(.binary(.column(name), .equal, .bind(pair.value)))
+            conditions.append(.binary(.column(name), .equal, .bind(value)))
         }
         return .all(conditions)
     }
 
     /// The primary-key condition; throws when the model declares no primary key.
-    func primaryKeyCondition(_ pairs: [(column: String, value: DatabaseValue)], for operation: String) throws -> SQLExpression {
+    func primaryKeyCondition(_ columns: ModelColumns, for operation: String) throws -> SQLExpression {
         if primaryKeys.isEmpty {
             throw DatabaseError.misuse("\(Self.self) declares no primaryKeys, so it cannot \(operation): list the primary key's coding keys")
         }
-        return try keyCondition(primaryKeys, in: pairs)
+        return try keyCondition(primaryKeys, in: columns)
     }
 }
 
@@ -215,7 +215,7 @@ extension ModelDef {
             // A model read from the database whose update takes a secondary key that another
             // row holds: nothing was written; name that row.
             guard case .constraintViolation(.unique, _) = error, existsInDatabase, !plan.replaces,
-                  let existing = try findSecondaryHolder(in: database, pairs: plan.pairs) else { throw error }
+                  let existing = try findSecondaryHolder(in: database, columns: plan.columns) else { throw error }
             throw ModelError.duplicate(existing: existing)
         }
         switch outcome {
@@ -265,27 +265,27 @@ extension ModelDef {
             // model with nil values looks for its duplicate first (a syncable type must get
             // `duplicate`, not the NOT NULL error, and leave the row as it is).
             if insert.values.contains(.null),
-               let existing = try fetch(try keyCondition(primaryKeys, in: plan.pairs)) {
+               let existing = try fetch(try keyCondition(primaryKeys, in: plan.columns)) {
                 return try duplicate(existing, keeping: [], syncable: action == .ignore)
             }
             let attempt = insert.insert(rows: [insert.values]).onConflictDoNothing(keys).returning(.all)
             if let row = try conn.fetchOne(.insert(attempt)) { return .saved(try Self.decodeRow(row)) }
-            guard let existing = try fetch(try keyCondition(primaryKeys, in: plan.pairs)) else {
+            guard let existing = try fetch(try keyCondition(primaryKeys, in: plan.columns)) else {
                 throw DatabaseError.misuse("saving \(Self.self): its primary key conflicted, but no row of \(Self.tableName) has it")
             }
             return try duplicate(existing, keeping: [], syncable: action == .ignore)
         case .secondary(_, let secondary, let syncable):
-            if let existing = try fetch(try keyCondition(secondaryKeys, in: plan.pairs)) {
+            if let existing = try fetch(try keyCondition(secondaryKeys, in: plan.columns)) {
                 return try duplicate(existing, keeping: secondary, syncable: syncable)
             }
             if insert.values.contains(.null),
-               let existing = try fetch(try keyCondition(primaryKeys, in: plan.pairs)) {
+               let existing = try fetch(try keyCondition(primaryKeys, in: plan.columns)) {
                 return try duplicate(existing, keeping: [], syncable: syncable)
             }
             let attempt = insert.insert(rows: [insert.values])
                 .onConflictDoNothing(primaryKeys.map(\.stringValue)).returning(.all)
             if let row = try conn.fetchOne(.insert(attempt)) { return .saved(try Self.decodeRow(row)) }
-            guard let existing = try fetch(try keyCondition(primaryKeys, in: plan.pairs)) else {
+            guard let existing = try fetch(try keyCondition(primaryKeys, in: plan.columns)) else {
                 throw DatabaseError.misuse("saving \(Self.self): its primary key conflicted, but no row of \(Self.tableName) has it")
             }
             return try duplicate(existing, keeping: [], syncable: syncable)
@@ -320,42 +320,41 @@ extension ModelDef {
 
     /// The statement that ``delete(in:)`` would run: DELETE by primary key.
     public func createDeleteStatement() throws -> ModelStatement {
-        let pairs = try encodedColumns()
-        let condition = try primaryKeyCondition(pairs, for: "be deleted")
+        let condition = try primaryKeyCondition(try encodedColumns(), for: "be deleted")
         return ModelStatement(.delete(SQLDelete(from: Self.tableName, where: condition)))
     }
 
     func makeSavePlan() throws -> ModelSavePlan {
         let replacing = DBManager.blindlyReplaceDuplicates
-        let pairs = try encodedColumns()
-        if pairs.isEmpty {
+        let encoded = try encodedColumns()
+        if encoded.isEmpty {
             throw DatabaseError.misuse("\(Self.self) encodes no columns, so there is nothing to save")
         }
         let primaryColumns = primaryKeys.map(\.stringValue)
         let secondaryColumns = secondaryKeys.map(\.stringValue)
         var before: [SQLStatement] = []
         let conflict: ConflictRule
-        let secondaryValues = secondaryColumns.map { name in pairs.first { $0.column == name }?.value ?? .null }
+        let secondaryValues = secondaryColumns.map { encoded.value(of: $0) ?? .null }
         let hasSecondaryValue = !secondaryColumns.isEmpty && !secondaryValues.contains(.null)
         if replacing || existsInDatabase {
             if primaryColumns.isEmpty {
-                _ = try primaryKeyCondition(pairs, for: existsInDatabase ? "be updated" : "replace duplicates")
+                _ = try primaryKeyCondition(encoded, for: existsInDatabase ? "be updated" : "replace duplicates")
             }
-            try checkKeysAreColumns(primaryColumns, pairs)
+            try checkKeysAreColumns(primaryColumns, encoded)
             conflict = .primary(keys: primaryColumns, action: replacing ? .replace : .update)
             if replacing, hasSecondaryValue {
                 // The incoming copy wins: the other row that holds the secondary key goes first.
-                let secondary = try keyCondition(secondaryKeys, in: pairs)
-                let primary = try keyCondition(primaryKeys, in: pairs)
+                let secondary = try keyCondition(secondaryKeys, in: encoded)
+                let primary = try keyCondition(primaryKeys, in: encoded)
                 before.append(.delete(SQLDelete(from: Self.tableName, where: secondary && !primary)))
             }
         } else if primaryColumns.isEmpty {
             conflict = .none
         } else if hasSecondaryValue {
-            try checkKeysAreColumns(secondaryColumns + primaryColumns, pairs)
+            try checkKeysAreColumns(secondaryColumns + primaryColumns, encoded)
             conflict = .secondary(primary: primaryColumns, secondary: secondaryColumns, syncable: Self.syncable)
         } else {
-            try checkKeysAreColumns(primaryColumns, pairs)
+            try checkKeysAreColumns(primaryColumns, encoded)
             conflict = .primary(keys: primaryColumns, action: Self.syncable ? .ignore : .update)
         }
         var columns: [String]
@@ -364,45 +363,46 @@ extension ModelDef {
         if replacing {
             columns = []
             values = []
-            columns.reserveCapacity(pairs.count)
-            values.reserveCapacity(pairs.count)
+            columns.reserveCapacity(encoded.names.count)
+            values.reserveCapacity(encoded.names.count)
             // Replacing, a nil column is left out so that it takes its default, as SQLite's
             // INSERT OR REPLACE would leave it. Otherwise it is written as NULL: leaving it out
             // too would give rows with different nil columns different shapes, and a batch
             // could no longer merge them into multi-row INSERTs.
-            for pair in pairs {
-                if case .null = pair.value {
-                    nullColumns.append(pair.column)
+            for (column, value) in zip(encoded.names, encoded.values) {
+                if case .null = value {
+                    nullColumns.append(column)
                 } else {
-                    columns.append(pair.column)
-                    values.append(pair.value)
+                    columns.append(column)
+                    values.append(value)
                 }
             }
         } else {
-            columns = pairs.map(\.column)
-            values = pairs.map(\.value)
+            // As encoded: a generated type's column list is shared, not copied.
+            columns = encoded.names
+            values = encoded.values
         }
         var batchable = BatchableInsert(table: Self.tableName, columns: columns, values: values,
                                         nullColumns: nullColumns, conflict: conflict)
         batchable.insertsPlainlyWhenKeysAreFree = !replacing && !existsInDatabase
-        return ModelSavePlan(pairs: pairs, before: before, batchable: batchable, replaces: replacing)
+        return ModelSavePlan(columns: encoded, before: before, batchable: batchable, replaces: replacing)
     }
 
     /// Throws when a key is not one of the encoded columns (without building a condition: this
     /// runs once per row of a batch).
-    func checkKeysAreColumns(_ keys: [String], _ pairs: [(column: String, value: DatabaseValue)]) throws {
-        for key in keys where !pairs.contains(where: { $0.column == key }) {
-            throw DatabaseError.misuse("\(Self.self): key \(key) is not one of the encoded columns \(pairs.map(\.column))")
+    func checkKeysAreColumns(_ keys: [String], _ columns: ModelColumns) throws {
+        for key in keys where !columns.contains(key) {
+            throw DatabaseError.misuse("\(Self.self): key \(key) is not one of the encoded columns \(columns.names)")
         }
     }
 
     /// Another row that holds this model's secondary key (for a model read from the database
     /// whose update broke that key).
-    func findSecondaryHolder(in database: Database, pairs: [(column: String, value: DatabaseValue)]) throws -> Self? {
+    func findSecondaryHolder(in database: Database, columns: ModelColumns) throws -> Self? {
         guard !secondaryKeys.isEmpty else { return nil }
-        var condition = try keyCondition(secondaryKeys, in: pairs)
+        var condition = try keyCondition(secondaryKeys, in: columns)
         if !primaryKeys.isEmpty {
-            condition = condition && !(try keyCondition(primaryKeys, in: pairs))
+            condition = condition && !(try keyCondition(primaryKeys, in: columns))
         }
         return try Self.fetchFirst(SQLSelect(from: Self.tableName).where(condition), in: database)
     }
@@ -486,7 +486,8 @@ extension ModelDef {
 /// What a save runs: statements before the write (replace mode: delete the other row that
 /// holds the secondary key), then the INSERT with its conflict rule.
 struct ModelSavePlan {
-    var pairs: [(column: String, value: DatabaseValue)]
+    /// The model's encoded columns and values.
+    var columns: ModelColumns
     var before: [SQLStatement]
     var batchable: BatchableInsert
     /// Whether ``DBManager/blindlyReplaceDuplicates`` was on when it was made.
