@@ -114,7 +114,10 @@ struct BatchableInsert: Sendable, Hashable {
     }
 
     private static func sameBytes(_ a: [String], _ b: [String]) -> Bool {
-        a.count == b.count && zip(a, b).allSatisfy { SQLTextKey.sameBytes($0, $1) }
+        guard a.count == b.count else { return false }
+        // One list shared by both (a generated type's column list is): nothing to compare.
+        let shared = a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
+        return shared || zip(a, b).allSatisfy { SQLTextKey.sameBytes($0, $1) }
     }
 
     /// The values of `keys` (NULL for a key left nil).
