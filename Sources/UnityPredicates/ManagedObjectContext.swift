@@ -251,13 +251,19 @@ public final class ManagedObjectContext {
     }
 
     /// Calls `body` with each object the request matches, in its order, as the rows arrive
-    /// (nothing is kept: for large results).
+    /// (nothing is kept: for large results). At most 1,000 rows are held at a time, through
+    /// a server-side cursor on PostgreSQL; `body` may use the context (fetch, insert, encode)
+    /// between objects.
     @inlinable
     public func forEach<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>, _ body: (ManagedObject<PlainObject>) throws -> Void) throws {
         try flush()
         let description = EntityDescription<PlainObject>.shared
         let select = try request.select(description.selectColumns, dialect: dialect)
-        try forEachObject(select, description, body)
+        try description.attributes.withUnsafeBufferPointer { attributes in
+            try connection.forEachRowInBatches(select) { row in
+                try body(try Self.object(PlainObject.self, row, self, attributes))
+            }
+        }
     }
 
     /// The first object the request matches, or nil.

@@ -220,6 +220,38 @@ struct PredicatesContainerTests {
         }
     }
 
+    /// `forEach` over more rows than one batch (a server-side cursor on PostgreSQL), with a
+    /// body that uses the context between objects: every object once, in order, and the
+    /// body's own fetches, changes and inserts all take effect.
+    @Test(arguments: Backend.allCases)
+    func forEachStreamsWhileTheBodyUsesTheContext(_ backend: Backend) throws {
+        try withTestDatabase(backend) { db in
+            let c = PersistentContainer(database: db, models: [PKeyed.self, T.self])
+            try c.perform { ctx in
+                for i in 1...2_500 { _ = try ctx.insert(PKeyed(id: Int64(i), label: "l\(i)", score: Double(i) / 4)) }
+            }
+            var ids: [Int64] = []
+            var scores = 0.0
+            try c.perform { ctx in
+                try ctx.forEach(PKeyed.all.sort(\.id)) { object in
+                    let value = try object.decode()
+                    ids.append(value.id)
+                    scores += value.score ?? 0
+                    if value.id % 500 == 0 {
+                        // The context works between two objects: a fetch, an insert, a change.
+                        #expect(try ctx.count(of: PKeyed.all.where(\PKeyed.id <= value.id)) == Int(value.id))
+                        _ = try ctx.insert(T(marker: "seen", amount: Int(value.id), name: value.label))
+                        object.encode(\.label, "visited")
+                    }
+                }
+            }
+            #expect(ids == Array(1...2_500))
+            #expect(scores == Double(2_500 * 2_501 / 2) / 4)
+            #expect(try c.perform { ctx in try ctx.fetch(T.all.sort(\.amount), \.amount) } == [500, 1_000, 1_500, 2_000, 2_500])
+            #expect(try c.perform { ctx in try ctx.count(of: PKeyed.all.where(\PKeyed.label == "visited")) } == 5)
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func containerThatDoesNotCreateTheSchema(_ backend: Backend) throws {
         try withTestDatabase(backend) { db in

@@ -115,6 +115,7 @@ extension SQLDialect {
             caseInsensitiveLike: p.caseInsensitiveLike, supportsIsDistinctFrom: p.supportsIsDistinctFrom,
             offsetRequiresLimit: p.offsetRequiresLimit, autoIncrementPrimaryKey: p.autoIncrementPrimaryKey,
             primaryKeyNeedsExplicitNotNull: p.primaryKeyNeedsExplicitNotNull, binaryLiteralStyle: p.binaryLiteralStyle,
-            inlineDateSuffix: p.inlineDateSuffix, typeNames: p.typeNames, beginStatements: p.beginStatements, cacheCapacity: capacity)
+            inlineDateSuffix: p.inlineDateSuffix, typeNames: p.typeNames, beginStatements: p.beginStatements,
+            supportsServerCursors: p.supportsServerCursors, cacheCapacity: capacity)
     }
 }

@@ -25,6 +25,9 @@ public final class Connection {
     /// ON CONFLICT ROLLBACK): nothing more may run until the outermost scope ends.
     private var endReason: String?
     private var openCursors: [Weak] = []
+    /// Numbers the server-side cursors of ``forEachRowInBatches(_:batchSize:_:)``, so that
+    /// nested ones have names of their own.
+    private var serverCursorCount = 0
     /// The async caller's cancellation, if any: checked before each statement so that a
     /// task cancelled between two statements does not start the next one.
     private let cancellation: CancellationControl?
@@ -268,6 +271,44 @@ public final class Connection {
                 _ = try driverConnection.execute(rendered.sql, bindings: rendered.bindings, onRow: onRow)
             }
         }
+    }
+
+    /// Calls `body` for each row of `select`, holding at most `batchSize` rows at a time, and
+    /// leaving the connection free between rows: `body` may run other statements on it.
+    ///
+    /// - PostgreSQL: a server-side cursor (`DECLARE … NO SCROLL CURSOR`, then `FETCH FORWARD
+    ///   batchSize` until a short batch, then `CLOSE`), in the open transaction, or in one of
+    ///   its own (committed at the end, rolled back when `body` throws). libpq would otherwise
+    ///   buffer the whole result, and single-row mode keeps the connection busy until the last
+    ///   row.
+    /// - SQLite: the statement is stepped row by row, which already holds one row and lets
+    ///   other statements run.
+    public func forEachRowInBatches(_ select: SQLSelect, batchSize: Int = 1_000, _ body: (Row) throws -> Void) throws {
+        guard batchSize > 0 else { throw DatabaseError.misuse("forEachRowInBatches needs a batch size of at least 1, not \(batchSize)") }
+        guard dialect.supportsServerCursors else { return try forEachRow(.select(select), body) }
+        if driverConnection.transactionStatus == .idle {
+            // A cursor lives in a transaction; `body` may write, so not a read-only one.
+            return try transaction(.deferred) { try $0.forEachRowInBatches(select, batchSize: batchSize, body) }
+        }
+        serverCursorCount += 1
+        let name = "unity_cursor_\(serverCursorCount)"
+        _ = try execute(.declareCursor(name, select))
+        do {
+            while true {
+                // The batch is read whole before `body` sees its rows, so the connection has
+                // no result pending while `body` runs.
+                let batch = try fetchAll(.fetchCursor(name, count: batchSize))
+                for row in batch { try body(row) }
+                if batch.count < batchSize { break }
+            }
+        } catch {
+            // The transaction's end drops the cursor anyway; close it now when the
+            // transaction can still run statements, so that a caller who goes on does not
+            // keep the server's result open.
+            if driverConnection.transactionStatus == .active { _ = try? execute(.closeCursor(name)) }
+            throw error
+        }
+        _ = try execute(.closeCursor(name))
     }
 
     /// All rows of a statement's result.

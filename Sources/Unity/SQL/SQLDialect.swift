@@ -52,6 +52,8 @@ public struct SQLDialect: Sendable, Hashable {
     /// Aggregates rendered under another name, by upper-case name (SQLite: `SUM` →
     /// `unity_sum`, `AVG` → `unity_avg`, exact decimal arithmetic registered by the driver).
     public let aggregateRenames: [String: String]
+    /// Whether `DECLARE … CURSOR` / `FETCH` / `CLOSE` exist (PostgreSQL).
+    public let supportsServerCursors: Bool
 
     /// The cache of rendered SQL per statement shape; not part of the dialect's identity.
     let cache: SQLRenderCache
@@ -64,7 +66,7 @@ public struct SQLDialect: Sendable, Hashable {
         supportsIsDistinctFrom: Bool, offsetRequiresLimit: Bool, autoIncrementPrimaryKey: String,
         primaryKeyNeedsExplicitNotNull: Bool, binaryLiteralStyle: SQLBinaryLiteralStyle, inlineDateSuffix: String,
         typeNames: SQLTypeNames, beginStatements: SQLBeginStatements, decimalCollation: String? = nil,
-        aggregateRenames: [String: String] = [:], cacheCapacity: Int = 1_000
+        aggregateRenames: [String: String] = [:], supportsServerCursors: Bool = false, cacheCapacity: Int = 1_000
     ) {
         self.name = name
         self.placeholderStyle = placeholderStyle
@@ -85,6 +87,7 @@ public struct SQLDialect: Sendable, Hashable {
         self.beginStatements = beginStatements
         self.decimalCollation = decimalCollation
         self.aggregateRenames = aggregateRenames
+        self.supportsServerCursors = supportsServerCursors
         self.cache = SQLRenderCache(capacity: cacheCapacity)
     }
 
@@ -116,7 +119,8 @@ public struct SQLDialect: Sendable, Hashable {
             int64: "BIGINT", int32: "INTEGER", int16: "SMALLINT", double: "DOUBLE PRECISION", float: "DOUBLE PRECISION",
             bool: "BOOLEAN", text: "TEXT", varchar: "VARCHAR", blob: "BYTEA", date: "TIMESTAMPTZ", uuid: "UUID",
             decimal: "NUMERIC", json: "JSONB"),
-        beginStatements: SQLBeginStatements(deferred: "BEGIN", immediate: "BEGIN", readOnly: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"))
+        beginStatements: SQLBeginStatements(deferred: "BEGIN", immediate: "BEGIN", readOnly: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"),
+        supportsServerCursors: true)
 
     /// The type name to write in `CAST(… AS type)`: ``typeName(_:)`` without the text
     /// collation (a collation cannot stand inside CAST).
@@ -228,6 +232,7 @@ public struct SQLDialect: Sendable, Hashable {
             && lhs.primaryKeyNeedsExplicitNotNull == rhs.primaryKeyNeedsExplicitNotNull
             && lhs.binaryLiteralStyle == rhs.binaryLiteralStyle && lhs.inlineDateSuffix == rhs.inlineDateSuffix
             && lhs.typeNames == rhs.typeNames && lhs.beginStatements == rhs.beginStatements
+            && lhs.supportsServerCursors == rhs.supportsServerCursors
     }
 
     /// Hashes the dialect's name and type names (enough to spread distinct dialects).

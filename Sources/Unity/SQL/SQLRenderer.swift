@@ -129,6 +129,30 @@ struct SQLRenderer {
             if s.ifExists { write("IF EXISTS ") }
             try identifier(s.name)
         case .alterTable(let s): try alterTable(s)
+        case .declareCursor(let name, let s):
+            try requireServerCursors()
+            write("DECLARE ")
+            try identifier(name)
+            write(" NO SCROLL CURSOR FOR ")
+            try select(s)
+        case .fetchCursor(let name, let count):
+            try requireServerCursors()
+            guard count > 0 else { throw DatabaseError.misuse("a cursor is fetched at least one row at a time, not \(count)") }
+            write("FETCH FORWARD ")
+            writeText(String(count))
+            write(" FROM ")
+            try identifier(name)
+        case .closeCursor(let name):
+            try requireServerCursors()
+            write("CLOSE ")
+            try identifier(name)
+        }
+    }
+
+    private func requireServerCursors() throws {
+        guard dialect.supportsServerCursors else {
+            throw DatabaseError.misuse(
+                "\(dialect.name) has no server-side cursors (DECLARE/FETCH/CLOSE); read large results with Connection.forEachRowInBatches or a cursor, which step the statement")
         }
     }
 

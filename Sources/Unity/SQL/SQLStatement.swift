@@ -32,4 +32,13 @@ public indirect enum SQLStatement: Sendable, Hashable {
     case dropIndex(SQLDropIndex)
     /// ALTER TABLE.
     case alterTable(SQLAlterTable)
+    /// `DECLARE name NO SCROLL CURSOR FOR select`: a server-side cursor over the SELECT's
+    /// rows, read with ``fetchCursor(_:count:)`` inside the same transaction (PostgreSQL;
+    /// SQLite has none: ``Connection/forEachRowInBatches(_:batchSize:_:)`` steps the
+    /// statement there).
+    case declareCursor(String, SQLSelect)
+    /// `FETCH FORWARD count FROM name`: the cursor's next `count` rows.
+    case fetchCursor(String, count: Int)
+    /// `CLOSE name`.
+    case closeCursor(String)
 }

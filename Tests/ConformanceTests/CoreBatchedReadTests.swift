@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+import Unity
+
+/// `Connection.forEachRowInBatches`: every row once, in order, with the connection free for
+/// other statements between rows; on PostgreSQL through a server-side cursor that is closed
+/// on every way out.
+@Suite("Core: reading a large result in batches")
+struct CoreBatchedReadTests {
+    func makeNumbers(_ db: Database, count: Int) throws {
+        try db.write { conn in
+            try conn.execute(.createTable(SQLCreateTable("number", columns: [
+                SQLColumnDefinition("n", .int64, primaryKey: .plain),
+                SQLColumnDefinition("label", .text, notNull: true),
+            ])))
+            try conn.execute(.createTable(SQLCreateTable("seen", columns: [SQLColumnDefinition("n", .int64, notNull: true)])))
+            try conn.executeBatch((1...count).map { n in
+                SQLStatement.insert(SQLInsert(into: "number", values: ["n": .integer(Int64(n)), "label": .text("#\(n)")]))
+            })
+        }
+    }
+
+    static let ordered = SQLSelect(from: "number").columns(.column("n"), .column("label")).orderBy(SQLExpression.column("n").asc)
+
+    func openCursors(_ conn: Connection, _ backend: Backend) throws -> Int64 {
+        guard backend == .postgres else { return 0 }
+        return try conn.fetchOne(sql: "SELECT count(*) FROM pg_cursors WHERE name LIKE 'unity_cursor_%'")?.decode(Int64.self, at: 0) ?? -1
+    }
+
+    @Test(arguments: Backend.allCases)
+    func everyRowOnceInOrderWhileTheBodyUsesTheConnection(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            try makeNumbers(db, count: 2_500)
+            let (numbers, labels, cursorsAfter) = try db.write { conn -> ([Int64], [String], Int64) in
+                var numbers: [Int64] = []
+                var labels: [String] = []
+                try conn.forEachRowInBatches(Self.ordered, batchSize: 1_000) { row in
+                    let n = try row.decode(Int64.self, at: 0)
+                    numbers.append(n)
+                    labels.append(try row.decode(String.self, at: 1))
+                    // Another statement on the same connection, between two rows.
+                    _ = try conn.execute(.insert(SQLInsert(into: "seen", values: ["n": .integer(n)])))
+                }
+                return (numbers, labels, try openCursors(conn, backend))
+            }
+            #expect(numbers == Array(1...2_500))
+            #expect(labels.first == "#1")
+            #expect(labels.last == "#2500")
+            #expect(cursorsAfter == 0)
+            let seen = try db.read { try $0.fetchOne(sql: "SELECT count(*), sum(n) FROM seen") }
+            #expect(try seen?.decode(Int64.self, at: 0) == 2_500)
+            #expect(try seen?.decode(Int64.self, at: 1) == 2_500 * 2_501 / 2)
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func exactBatchesOutsideATransactionAndAnEmptyResult(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            try makeNumbers(db, count: 1_000)
+            // No transaction open: PostgreSQL's cursor gets one of its own, ended after.
+            let (count, status) = try db.withConnection(role: .writer) { conn -> (Int, Bool) in
+                var count = 0
+                try conn.forEachRowInBatches(Self.ordered, batchSize: 500) { _ in count += 1 }
+                return (count, try conn.fetchOne(sql: "SELECT 1") != nil)
+            }
+            #expect(count == 1_000)
+            #expect(status)
+            let none = try db.write { conn -> Int in
+                var count = 0
+                try conn.forEachRowInBatches(Self.ordered.where(SQLExpression.column("n").greaterThan(5_000)), batchSize: 7) { _ in count += 1 }
+                return count
+            }
+            #expect(none == 0)
+            do {
+                try db.write { conn in try conn.forEachRowInBatches(Self.ordered, batchSize: 0) { _ in } }
+                Issue.record("a batch size of 0 should be refused")
+            } catch let DatabaseError.misuse(message) {
+                #expect(message.contains("batch size"))
+            }
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aThrowingBodyStopsTheReadAndClosesTheCursor(_ backend: Backend) throws {
+        struct Stop: Error {}
+        try withTestDatabase(backend) { (db: Database) throws in
+            try makeNumbers(db, count: 300)
+            let (seen, cursors, afterwards) = try db.write { conn -> (Int, Int64, Int64?) in
+                var seen = 0
+                do {
+                    try conn.forEachRowInBatches(Self.ordered, batchSize: 100) { row in
+                        seen += 1
+                        if try row.decode(Int64.self, at: 0) == 150 { throw Stop() }
+                    }
+                    Issue.record("the body's error should come back")
+                } catch is Stop {}
+                // The transaction goes on: the cursor is gone and statements still run.
+                let afterwards = try conn.fetchOne(sql: "SELECT count(*) FROM number")?.decode(Int64.self, at: 0)
+                return (seen, try openCursors(conn, backend), afterwards)
+            }
+            #expect(seen == 150)
+            #expect(cursors == 0)
+            #expect(afterwards == 300)
+        }
+    }
+
+    @Test func cursorStatementsRenderOnPostgreSQLOnly() throws {
+        let select = SQLSelect(from: "t").columns(.column("a")).where(SQLExpression.column("a").greaterThan(3))
+        let declare = try SQLDialect.postgres.render(.declareCursor("c1", select))
+        #expect(declare.sql == #"DECLARE "c1" NO SCROLL CURSOR FOR SELECT "a" FROM "t" WHERE "a" > $1"#)
+        #expect(declare.bindings == [.integer(3)])
+        #expect(try SQLDialect.postgres.render(.fetchCursor("c1", count: 250)).sql == #"FETCH FORWARD 250 FROM "c1""#)
+        #expect(try SQLDialect.postgres.render(.closeCursor("c1")).sql == #"CLOSE "c1""#)
+        for statement in [SQLStatement.declareCursor("c1", select), .fetchCursor("c1", count: 1), .closeCursor("c1")] {
+            #expect(throws: DatabaseError.self) { _ = try SQLDialect.sqlite.render(statement) }
+        }
+        #expect(throws: DatabaseError.self) { _ = try SQLDialect.postgres.render(.fetchCursor("c1", count: 0)) }
+    }
+}
