@@ -78,14 +78,15 @@ public final class ManagedObjectContext {
     /// dialect (and retained its parts) for every request.
     @usableFromInline let dialect: SQLDialect
 
-    /// The object for one fetched row: the attributes' values, then the key
-    /// (``EntityDescription/selectColumns``). `attributes` is the description's, borrowed for
-    /// the whole fetch (no retain of it, nor of the row's values, per row).
+    /// The object for one fetched row: the attributes' values, then the key unless it is one
+    /// of them (``EntityDescription/selectColumns``); `keyIndex` is the key's index in the row.
+    /// `attributes` is the description's, borrowed for the whole fetch (no retain of it, nor of
+    /// the row's values, per row).
     @inlinable
     static func object<T>(_ type: T.Type, _ row: Row, _ context: ManagedObjectContext,
-                          _ attributes: UnsafeBufferPointer<Attribute<T>>) throws -> ManagedObject<T> {
+                          _ attributes: UnsafeBufferPointer<Attribute<T>>, keyIndex: Int) throws -> ManagedObject<T> {
         try row.values.withUnsafeBufferPointer { values in
-            let stored = values.last ?? .null
+            let stored = keyIndex < values.count ? values[keyIndex] : .null
             let key: Int64
             if case .integer(let k) = stored {
                 key = k
@@ -104,9 +105,10 @@ public final class ManagedObjectContext {
     /// description's).
     @inlinable
     func forEachObject<T>(_ select: SQLSelect, _ description: EntityDescription<T>, _ body: (ManagedObject<T>) throws -> Void) throws {
+        let keyIndex = description.keyIndex
         try description.attributes.withUnsafeBufferPointer { attributes in
             try connection.forEachRow(.select(select)) { row in
-                try body(try Self.object(T.self, row, self, attributes))
+                try body(try Self.object(T.self, row, self, attributes, keyIndex: keyIndex))
             }
         }
     }
@@ -259,9 +261,10 @@ public final class ManagedObjectContext {
         try flush()
         let description = EntityDescription<PlainObject>.shared
         let select = try request.select(description.selectColumns, dialect: dialect)
+        let keyIndex = description.keyIndex
         try description.attributes.withUnsafeBufferPointer { attributes in
             try connection.forEachRowInBatches(select) { row in
-                try body(try Self.object(PlainObject.self, row, self, attributes))
+                try body(try Self.object(PlainObject.self, row, self, attributes, keyIndex: keyIndex))
             }
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Testing
 import Unity
 import UnityPredicates
@@ -217,6 +218,42 @@ struct PredicatesContainerTests {
                 }
             }
             #expect(try c.perform { ctx in try ctx.fetch(PKeyed.all.sort(\.id), \.label) } == ["changed", "l3", "l4"])
+        }
+    }
+
+    /// A fetch selects each column once: a key that is one of the attributes is not selected
+    /// again as the key (its value serves both), while a hidden key follows the attributes.
+    /// The objects still know their keys: changing one writes that row and no other.
+    @Test(arguments: Backend.allCases)
+    func aFetchSelectsTheKeyOnce(_ backend: Backend) throws {
+        let captured = Mutexed<[String]>([])
+        var logger = Logger(label: "unity.test.predicates") { _ in CapturingLogHandler(captured) }
+        logger.logLevel = .info
+        try withTestDatabase(backend, configuration: DatabaseConfiguration(echo: true, logger: logger)) { db in
+            let c = PersistentContainer(database: db, models: [PKeyed.self, T.self])
+            try c.perform { ctx in
+                for i in 1...3 { _ = try ctx.insert(PKeyed(id: Int64(10 * i), label: "l\(i)", score: Double(i))) }
+                for i in 1...3 { _ = try ctx.insert(T(marker: "m\(i)", amount: i, name: "b\(i)")) }
+            }
+            captured.mutate { $0.removeAll() }
+            try c.perform { ctx in
+                let keyed = try ctx.fetch(PKeyed.all.sort(\.id))
+                #expect(try keyed.map { try $0.decode() } == [
+                    PKeyed(id: 10, label: "l1", score: 1), PKeyed(id: 20, label: "l2", score: 2), PKeyed(id: 30, label: "l3", score: 3),
+                ])
+                keyed[1].encode(\.label, "changed")
+                let hidden = try ctx.fetch(T.all.sort(\.amount))
+                #expect(try hidden.map { try $0.decode().name } == ["b1", "b2", "b3"])
+                hidden[2].encode(\.name, "changed")
+            }
+            let selects = captured.value.filter { $0.contains("SELECT") && !$0.contains("COUNT") }
+            let keyedSelect = try #require(selects.first { $0.contains("PKeyed") })
+            #expect(keyedSelect.components(separatedBy: "\"id\"").count - 1 == 2)  // selected once, sorted once
+            #expect(!keyedSelect.contains("Z_PK"))
+            let hiddenSelect = try #require(selects.first { $0.contains("FROM \"T\"") })
+            #expect(hiddenSelect.contains("\"Z_PK\""))
+            #expect(try c.perform { ctx in try ctx.fetch(PKeyed.all.sort(\.id), \.label) } == ["l1", "changed", "l3"])
+            #expect(try c.perform { ctx in try ctx.fetch(T.all.sort(\.amount), \.name) } == ["b1", "b2", "changed"])
         }
     }
 
