@@ -6,7 +6,9 @@
 /// A file database runs in WAL mode with one writer and `readers` read-only connections, so
 /// reads never wait for writes and writes are serialized by the pool rather than failing with
 /// SQLITE_BUSY. Every connection has `busy_timeout` set, foreign keys enforced and a
-/// case-sensitive `LIKE` (as on PostgreSQL).
+/// case-sensitive `LIKE` (as on PostgreSQL). The writer keeps its temporary storage in memory
+/// (`temp_store = MEMORY`), so that the statement journals of multi-row writes never go to a
+/// temporary file.
 public struct SQLiteDriver: DatabaseDriver {
     /// The database file's path, or `":memory:"` for an in-memory database.
     public let path: String

@@ -19,9 +19,43 @@ struct SQLiteConnectionTests {
         #expect(try writer.scalar("PRAGMA synchronous") == .integer(1))
         #expect(try writer.scalar("PRAGMA foreign_keys") == .integer(1))
         #expect(try writer.scalar("PRAGMA busy_timeout") == .integer(5000))
+        // The writer's statement journals stay in memory (2 = MEMORY); readers keep the default.
+        #expect(try writer.scalar("PRAGMA temp_store") == .integer(2))
         let reader = try temp.reader()
         #expect(try reader.scalar("PRAGMA journal_mode") == .text("wal"))
         #expect(try reader.scalar("PRAGMA foreign_keys") == .integer(1))
+        #expect(try reader.scalar("PRAGMA temp_store") == .integer(0))
+    }
+
+    /// A multi-row INSERT that fails on a taken key, inside a transaction on a file whose
+    /// pages are reused (rows deleted before): its statement journal is far beyond SQLite's
+    /// 64 KiB spill size, held in memory, and undoing the statement still restores every page:
+    /// the statement's earlier rows are gone, the statements before it stay, the transaction
+    /// stays open and commits them.
+    @Test func aFailedMultiRowInsertIsUndoneAloneFromAJournalInMemory() throws {
+        let temp = try TemporaryDatabase()
+        let writer = try temp.writer()
+        try writer.run("CREATE TABLE t (id INTEGER PRIMARY KEY, body BLOB NOT NULL)")
+        let body = DatabaseValue.blob(Data(repeating: 7, count: 300))
+        func insert(_ ids: [Int]) throws {
+            let rows = Array(repeating: "(?, ?)", count: ids.count).joined(separator: ", ")
+            try writer.run("INSERT INTO t (id, body) VALUES \(rows)", ids.flatMap { [DatabaseValue.integer(Int64($0)), body] })
+        }
+        try insert(Array(1...2_000))
+        try writer.run("DELETE FROM t")
+        let free = try writer.scalar("PRAGMA freelist_count").flatMap { Int64.fromDatabaseValue($0) } ?? 0
+        #expect(free > 100)
+        try writer.run("BEGIN")
+        try insert(Array(1...1_000))
+        // Rows 1,001…1,999 go in, then 500 is taken: the whole statement is undone.
+        let failing = databaseError { try insert(Array(1_001...1_999) + [500]) }
+        #expect(failing?.context?.message.contains("UNIQUE") == true)
+        #expect(writer.transactionStatus == .active)
+        #expect(try writer.rows("SELECT count(*), max(id) FROM t").first?.values == [.integer(1_000), .integer(1_000)])
+        try insert(Array(1_001...2_000))
+        try writer.run("COMMIT")
+        #expect(try writer.rows("SELECT count(*), min(id), max(id) FROM t").first?.values == [.integer(2_000), .integer(1), .integer(2_000)])
+        #expect(try writer.scalar("PRAGMA integrity_check") == .text("ok"))
     }
 
     @Test func likeIsCaseSensitive() throws {
