@@ -8,6 +8,7 @@ import Foundation
 extension ModelDef {
     /// Decodes the rows of one result set: the generated decoder when the type has one
     /// (columns resolved once per result set), the shared `RowDecoder` otherwise.
+    @usableFromInline
     static func makeModelRowsDecoder() -> (Row) throws -> Self {
         if let generated = Self.self as? any RowDecodable.Type, let decode = generated.modelRowsDecoder(as: Self.self) {
             return decode
@@ -38,9 +39,13 @@ extension RowDecodable {
     /// A rows decoder producing `M`, which must be `Self` (nil otherwise).
     static func modelRowsDecoder<M>(as model: M.Type) -> ((Row) throws -> M)? {
         guard M.self == Self.self else { return nil }
-        var reader = RowReader<Self>()
+        // The columns are resolved at the first row and kept in a plain class, and the type's
+        // initializer is called directly: this code runs unspecialized (the type was found at
+        // run time), and a captured `RowReader<Self>` made every row look up that generic
+        // type's metadata (8% of a fetch).
+        let resolved = ResolvedRowColumns(decodingColumns)
         // `unsafeBitCast` is the identity here: M is Self, checked above.
-        return { row in unsafeBitCast(try reader.decode(row), to: M.self) }
+        return { row in unsafeBitCast(try Self(row: row, columns: resolved.columns(for: row.layout)), to: M.self) }
     }
 
     /// One row as `M`, which must be `Self` (nil otherwise).
@@ -58,6 +63,26 @@ extension RowEncodable {
         // The identity: M is Self, checked above.
         let values = try unsafeBitCast(model, to: Self.self).encodedRowValues()
         return ModelColumns(names: encodingColumns, values: values)
+    }
+}
+
+/// The columns a decoder reads, resolved against the layout of the rows it is given: once per
+/// result set. Used by one statement's loop at a time.
+final class ResolvedRowColumns {
+    private let names: [String]
+    // Unchecked: one loop uses it at a time, and the checked access cost a thread-local
+    // lookup per row.
+    @exclusivity(unchecked) private var resolved: RowColumns?
+
+    init(_ names: [String]) { self.names = names }
+
+    /// The columns resolved in `layout` (kept for the next row of the same result set).
+    @inline(__always)
+    func columns(for layout: RowLayout) -> RowColumns {
+        if let resolved, resolved.layout === layout { return resolved }
+        let fresh = RowColumns(names, in: layout)
+        resolved = fresh
+        return fresh
     }
 }
 
