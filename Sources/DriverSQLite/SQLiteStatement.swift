@@ -12,8 +12,10 @@ var sqliteTransient: sqlite3_destructor_type {
 /// One prepared statement, either held by the connection's cache or prepared for a single use
 /// because the cached one was busy in an open cursor.
 final class SQLiteStatement {
-    /// The statement handle; nil once finalized (after which nothing may step it).
-    private(set) var handle: OpaquePointer?
+    /// The statement handle; nil once finalized (after which nothing may step it). Unchecked
+    /// for exclusive access: a statement is used by one thread at a time, and a cursor reads
+    /// it for every row.
+    @exclusivity(unchecked) private(set) var handle: OpaquePointer?
     /// The SQL text the statement was prepared from.
     let sql: String
     /// True while the statement is owned by the connection's cache. An evicted statement that

@@ -77,7 +77,7 @@ public struct RowCodedMacro: ExtensionMacro {
             extension \(type.trimmedDescription)\(clause) {
                 \(access)static let decodingColumns: [String] = [\(decodingNames)]
                 \(access)static let encodingColumns: [String] = [\(encodingNames)]
-                \(access)init(row: Unity.Row, columns: Unity.RowColumns) throws {
+                \(access)init(row: borrowing Unity.Row, columns: borrowing Unity.RowColumns) throws {
                     \(initBody.joined(separator: "\n        "))
                 }
                 \(access)func encodeRow(to values: inout [Unity.DatabaseValue]) throws {

@@ -24,6 +24,26 @@ struct PostgresStreamingTests {
         }
     }
 
+    @Test("rows the caller keeps are not overwritten by the next row, from a result or a cursor")
+    func keptRowsKeepTheirValues() throws {
+        try withSchema { _, db in
+            let sql = "SELECT g, 'n' || g, CASE WHEN g % 2 = 0 THEN NULL ELSE g * 10 END FROM generate_series(1, $1) g"
+            var expected: [[DatabaseValue]] = []
+            for g in 1...5 {
+                let third: DatabaseValue = g % 2 == 0 ? .null : .integer(Int64(g * 10))
+                expected.append([.integer(Int64(g)), .text("n\(g)"), third])
+            }
+            var kept: [Row] = []
+            try db.execute(sql, bindings: [.integer(5)]) { kept.append($0) }
+            #expect(kept.map(\.values) == expected)
+            let cursor = try db.openCursor(sql, bindings: [.integer(5)])
+            var streamed: [Row] = []
+            while let row = try cursor.next() { streamed.append(row) }
+            #expect(streamed.map(\.values) == expected)
+            #expect(streamed[3][1] == .text("n4"))
+        }
+    }
+
     @Test("closing a cursor early cancels it; the connection is reusable and close is idempotent")
     func cursorEarlyClose() throws {
         try withSchema { _, db in

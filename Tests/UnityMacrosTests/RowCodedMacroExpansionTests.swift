@@ -51,7 +51,7 @@ struct RowCodedMacroExpansionTests {
             extension Thing: Unity.RowDecodable, Unity.RowEncodable {
                 public static let decodingColumns: [String] = ["tid", "thing_name", "meta", "count", "existsInDatabase"]
                 public static let encodingColumns: [String] = ["tid", "thing_name", "meta", "count"]
-                public init(row: Unity.Row, columns: Unity.RowColumns) throws {
+                public init(row: borrowing Unity.Row, columns: borrowing Unity.RowColumns) throws {
                     self.tid = try columns.decode(0, from: row)
                     self.name = try columns.decodeIfPresent(1, from: row)
                     self.meta = try columns.decode(2, from: row)
@@ -135,7 +135,7 @@ struct RowCodedMacroExpansionTests {
             extension Gadget: Unity.RowDecodable, Unity.RowEncodable {
                 static let decodingColumns: [String] = ["id", "note", "tag", "flag", "watched"]
                 static let encodingColumns: [String] = ["id", "note", "tag", "flag", "watched"]
-                init(row: Unity.Row, columns: Unity.RowColumns) throws {
+                init(row: borrowing Unity.Row, columns: borrowing Unity.RowColumns) throws {
                     self.id = try columns.decode(0, from: row)
                     self.note = try columns.decodeIfPresent(1, from: row)
                     if columns.index(2) != nil {

@@ -34,7 +34,11 @@ public protocol RowDecodable {
     static var decodingColumns: [String] { get }
 
     /// Decodes one row, reading column `k` of ``decodingColumns`` through `columns`.
-    init(row: Row, columns: RowColumns) throws
+    ///
+    /// Both are borrowed: an initializer's arguments are otherwise passed owned, which cost
+    /// five retains and releases per row. A conformance written without `borrowing` still
+    /// satisfies the requirement (Swift copies the arguments for it).
+    init(row: borrowing Row, columns: borrowing RowColumns) throws
 }
 
 /// A type that encodes itself into the values of a statement, one per column, with no
@@ -107,6 +111,9 @@ public struct RowColumns: Sendable {
     /// `indices[k]`: the index in the row of `names[k]`, or -1 when the result set has no
     /// such column.
     @usableFromInline let indices: [Int]
+
+    /// Columns resolved in no result set, for a reader that has seen no row yet.
+    @usableFromInline static let unresolved = RowColumns([], in: RowLayout(columnNames: []))
 
     /// Resolves `names` in `layout` (exact first, then case-insensitive).
     public init(_ names: [String], in layout: RowLayout) {
@@ -280,20 +287,20 @@ public struct RowColumns: Sendable {
 /// Decodes the rows of result sets into `T`, resolving `T`'s column positions once per
 /// result set (a new ``RowLayout``), not per row. Use one per loop.
 public struct RowReader<T: RowDecodable> {
-    @usableFromInline var columns: RowColumns?
+    /// The columns resolved for the last result set (none yet: an empty layout no row has).
+    /// Not an optional: unwrapping one copied the columns for every row.
+    @usableFromInline var columns: RowColumns
 
     /// A reader that has seen no row yet.
-    public init() {}
+    public init() { columns = RowColumns.unresolved }
 
     /// Decodes `row`.
     @inlinable
     public mutating func decode(_ row: Row) throws -> T {
-        if let columns, columns.layout === row.layout {
-            return try T(row: row, columns: columns)
+        if columns.layout !== row.layout {
+            columns = RowColumns(T.decodingColumns, in: row.layout)
         }
-        let resolved = RowColumns(T.decodingColumns, in: row.layout)
-        columns = resolved
-        return try T(row: row, columns: resolved)
+        return try T(row: row, columns: columns)
     }
 }
 

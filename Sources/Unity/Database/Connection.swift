@@ -515,7 +515,8 @@ public final class Connection {
 /// A forward-only stream of rows, opened by ``Connection/cursor(_:)``.
 public final class RowCursor {
     private let base: any DriverCursor
-    private var finished = false
+    // Unchecked for exclusive access (read on every row): a cursor is used by one thread at a time.
+    @exclusivity(unchecked) private var finished = false
 
     init(_ base: any DriverCursor) { self.base = base }
 

@@ -45,7 +45,10 @@ extension RowDecodable {
         // type's metadata (8% of a fetch).
         let resolved = ResolvedRowColumns(decodingColumns)
         // `unsafeBitCast` is the identity here: M is Self, checked above.
-        return { row in unsafeBitCast(try Self(row: row, columns: resolved.columns(for: row.layout)), to: M.self) }
+        return { row in
+            resolved.resolve(in: row.layout)
+            return unsafeBitCast(try Self(row: row, columns: resolved.columns), to: M.self)
+        }
     }
 
     /// One row as `M`, which must be `Self` (nil otherwise).
@@ -70,19 +73,16 @@ extension RowEncodable {
 /// result set. Used by one statement's loop at a time.
 final class ResolvedRowColumns {
     private let names: [String]
-    // Unchecked: one loop uses it at a time, and the checked access cost a thread-local
-    // lookup per row.
-    @exclusivity(unchecked) private var resolved: RowColumns?
+    /// The columns resolved in the last layout seen. Unchecked: one loop uses it at a time,
+    /// and the checked access cost a thread-local lookup per row.
+    @exclusivity(unchecked) private(set) var columns = RowColumns.unresolved
 
     init(_ names: [String]) { self.names = names }
 
-    /// The columns resolved in `layout` (kept for the next row of the same result set).
+    /// Resolves the columns in `layout`, unless they already are.
     @inline(__always)
-    func columns(for layout: RowLayout) -> RowColumns {
-        if let resolved, resolved.layout === layout { return resolved }
-        let fresh = RowColumns(names, in: layout)
-        resolved = fresh
-        return fresh
+    func resolve(in layout: RowLayout) {
+        if columns.layout !== layout { columns = RowColumns(names, in: layout) }
     }
 }
 

@@ -96,7 +96,7 @@ struct BenchGenChildModel: BenchChildRecordModel {
 extension BenchGenModel: RowDecodable, RowEncodable {
     static let decodingColumns: [String] = ["id", "name", "score", "created_at", "rank", "payload", "existsInDatabase"]
     static let encodingColumns: [String] = ["id", "name", "score", "created_at", "rank", "payload"]
-    init(row: Row, columns: RowColumns) throws {
+    init(row: borrowing Row, columns: borrowing RowColumns) throws {
         self.id = try columns.decode(0, from: row)
         self.name = try columns.decode(1, from: row)
         self.score = try columns.decode(2, from: row)
@@ -139,7 +139,7 @@ extension BenchGenModel: RowDecodable, RowEncodable {
 extension BenchGenParentModel: RowDecodable, RowEncodable {
     static let decodingColumns: [String] = ["id", "name", "existsInDatabase"]
     static let encodingColumns: [String] = ["id", "name"]
-    init(row: Row, columns: RowColumns) throws {
+    init(row: borrowing Row, columns: borrowing RowColumns) throws {
         self.id = try columns.decode(0, from: row)
         self.name = try columns.decode(1, from: row)
         self.existsInDatabase = try columns.decodeIfColumn(2, from: row) ?? true
@@ -166,7 +166,7 @@ extension BenchGenParentModel: RowDecodable, RowEncodable {
 extension BenchGenChildModel: RowDecodable, RowEncodable {
     static let decodingColumns: [String] = ["id", "parent_id", "name", "score", "existsInDatabase"]
     static let encodingColumns: [String] = ["id", "parent_id", "name", "score"]
-    init(row: Row, columns: RowColumns) throws {
+    init(row: borrowing Row, columns: borrowing RowColumns) throws {
         self.id = try columns.decode(0, from: row)
         self.parentID = try columns.decode(1, from: row)
         self.name = try columns.decode(2, from: row)
