@@ -111,7 +111,14 @@ final class SQLiteStatement {
                         "binding \(index) is the date \(date.timeIntervalSinceReferenceDate)s from 2001, outside the years 0000–9999 "
                             + "that SQLite's date text holds: \(sql)")
                 }
-                rc = Self.bindText(DateText.format(date), handle: handle, index: index)
+                // Formatted on the stack: no string per date (SQLite copies the bytes).
+                rc = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: DateText.maxFormattedLength) { buffer in
+                    guard let base = buffer.baseAddress else { return SQLITE_NOMEM }
+                    let count = DateText.format(date, into: base)
+                    return base.withMemoryRebound(to: CChar.self, capacity: count) { chars in
+                        sqlite3_bind_text64(handle, index, chars, UInt64(count), sqliteTransient, UInt8(SQLITE_UTF8))
+                    }
+                }
             case .uuid(let uuid):
                 rc = withUnsafeBytes(of: uuid.uuid) { raw in
                     sqlite3_bind_blob64(handle, index, raw.baseAddress, UInt64(raw.count), sqliteTransient)

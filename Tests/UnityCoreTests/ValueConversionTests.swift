@@ -19,6 +19,29 @@ struct ValueConversionTests {
         #expect(DateText.format(DateText.date(microsecondsSinceReferenceDate: 1)) == "2001-01-01 00:00:00.000001")
     }
 
+    /// The stack-buffer form writes the same text, for known literals at the edges: far years
+    /// (5 and 6 digits, before year 0), the clamped text beyond 64-bit microseconds.
+    @Test func dateTextFormatsIntoABuffer() {
+        func formatted(_ date: Date) -> String {
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: DateText.maxFormattedLength) { buffer in
+                String(decoding: UnsafeBufferPointer(start: buffer.baseAddress, count: DateText.format(date, into: buffer.baseAddress!)), as: UTF8.self)
+            }
+        }
+        let cases: [(Date, String)] = [
+            (Date(timeIntervalSince1970: 0), "1970-01-01 00:00:00.000000"),
+            (DateText.date(microsecondsSinceReferenceDate: -1), "2000-12-31 23:59:59.999999"),
+            (Date(timeIntervalSince1970: 1_700_000_000.123456), "2023-11-14 22:13:20.123456"),
+            (DateText.date(microsecondsSinceReferenceDate: 9_000_000_000_000_000_000), "287199-08-25 16:00:00.000000"),
+            (DateText.date(microsecondsSinceReferenceDate: -9_000_000_000_000_000_000), "-283198-05-10 08:00:00.000000"),
+            (Date(timeIntervalSinceReferenceDate: 1e300), "9999-12-31 23:59:59.999999"),
+            (Date(timeIntervalSinceReferenceDate: -1e300), "0001-01-01 00:00:00.000000"),
+        ]
+        for (date, text) in cases {
+            #expect(formatted(date) == text)
+            #expect(DateText.format(date) == text)
+        }
+    }
+
     @Test func dateTextParsesFarDatesAndOffsets() throws {
         let y1 = try #require(DateText.parse("0001-01-01 00:00:00"))
         #expect(DateText.format(y1) == "0001-01-01 00:00:00.000000")

@@ -54,10 +54,30 @@ public enum DateText {
         return micros >= -63_145_526_400_000_000 && micros < 252_423_993_600_000_000
     }
 
+    /// The most bytes ``format(_:into:)`` writes: a `-`, a year of up to 8 digits, then 22.
+    public static let maxFormattedLength = 32
+
     /// Formats a date as UTC `YYYY-MM-DD HH:MM:SS.ffffff`.
     public static func format(_ date: Date) -> String {
+        String(unsafeUninitializedCapacity: maxFormattedLength) { buffer in
+            guard let base = buffer.baseAddress else { return 0 }
+            return format(date, into: base)
+        }
+    }
+
+    /// Writes ``format(_:)``'s text as UTF-8 into `buffer`, which must hold
+    /// ``maxFormattedLength`` bytes, and returns the number written: a driver binds dates
+    /// from a stack buffer this way, with no string allocated per value.
+    public static func format(_ date: Date, into buffer: UnsafeMutablePointer<UInt8>) -> Int {
+        var count = 0
+        @inline(__always) func put(_ byte: UInt8) {
+            buffer[count] = byte
+            count += 1
+        }
         guard let refMicros = microsecondsSinceReferenceDate(date) else {
-            return date.timeIntervalSinceReferenceDate > 0 ? "9999-12-31 23:59:59.999999" : "0001-01-01 00:00:00.000000"
+            let clamped: StaticString = date.timeIntervalSinceReferenceDate > 0 ? "9999-12-31 23:59:59.999999" : "0001-01-01 00:00:00.000000"
+            clamped.withUTF8Buffer { for byte in $0 { put(byte) } }
+            return count
         }
         // Days from the reference date, then from 1970 (11,323 days earlier): no sum of
         // microseconds that could overflow for dates near the ends of the 64-bit range.
@@ -68,24 +88,22 @@ public enum DateText {
         let (y, m, d) = civil(fromDays: days + 11_323)
         let secOfDay = rem / 1_000_000
         let frac = rem % 1_000_000
-        var out = [UInt8]()
-        out.reserveCapacity(27)
         var year = y
-        if year < 0 { out.append(UInt8(ascii: "-")); year = -year }
-        appendDigits(&out, year, width: 4)
-        out.append(UInt8(ascii: "-"))
-        appendDigits(&out, m, width: 2)
-        out.append(UInt8(ascii: "-"))
-        appendDigits(&out, d, width: 2)
-        out.append(UInt8(ascii: " "))
-        appendDigits(&out, secOfDay / 3600, width: 2)
-        out.append(UInt8(ascii: ":"))
-        appendDigits(&out, (secOfDay / 60) % 60, width: 2)
-        out.append(UInt8(ascii: ":"))
-        appendDigits(&out, secOfDay % 60, width: 2)
-        out.append(UInt8(ascii: "."))
-        appendDigits(&out, frac, width: 6)
-        return String(decoding: out, as: UTF8.self)
+        if year < 0 { put(UInt8(ascii: "-")); year = -year }
+        writeDigits(buffer, &count, year, width: 4)
+        put(UInt8(ascii: "-"))
+        writeDigits(buffer, &count, m, width: 2)
+        put(UInt8(ascii: "-"))
+        writeDigits(buffer, &count, d, width: 2)
+        put(UInt8(ascii: " "))
+        writeDigits(buffer, &count, secOfDay / 3600, width: 2)
+        put(UInt8(ascii: ":"))
+        writeDigits(buffer, &count, (secOfDay / 60) % 60, width: 2)
+        put(UInt8(ascii: ":"))
+        writeDigits(buffer, &count, secOfDay % 60, width: 2)
+        put(UInt8(ascii: "."))
+        writeDigits(buffer, &count, frac, width: 6)
+        return count
     }
 
     /// Parses `YYYY-MM-DD` (years of 4 to 9 digits, a leading `-` or a trailing ` BC`),
@@ -238,21 +256,25 @@ public enum DateText {
         return Date(timeIntervalSinceReferenceDate: Double(refSeconds) + Double(micro) / 1_000_000)
     }
 
-    private static func appendDigits(_ out: inout [UInt8], _ value: Int64, width: Int) {
-        var buf: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (48, 48, 48, 48, 48, 48, 48, 48)
-        var v = value
-        var count = 0
-        withUnsafeMutableBytes(of: &buf) { raw in
-            var pos = 7
-            repeat {
-                raw[pos] = UInt8(48 + v % 10)
-                v /= 10
-                pos -= 1
-                count += 1
-            } while v > 0 && pos >= 0
-            let w = max(width, count)
-            for k in (8 - w)..<8 { out.append(raw[k]) }
+    /// Writes `value` (not negative) in decimal, zero-padded to `width` digits, at most 8 digits
+    /// (the least significant ones), at `buffer[count]`, and advances `count`.
+    @inline(__always)
+    private static func writeDigits(_ buffer: UnsafeMutablePointer<UInt8>, _ count: inout Int, _ value: Int64, width: Int) {
+        var digits = 1
+        var limit: Int64 = 10
+        while digits < 8, value >= limit {
+            digits += 1
+            limit &*= 10
         }
+        let w = max(width, digits)
+        var v = value
+        var pos = count + w - 1
+        while pos >= count {
+            buffer[pos] = UInt8(truncatingIfNeeded: 48 + v % 10)
+            v /= 10
+            pos -= 1
+        }
+        count += w
     }
 
     // Howard Hinnant's days/civil algorithms (proleptic Gregorian calendar).
