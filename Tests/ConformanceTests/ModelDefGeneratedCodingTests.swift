@@ -310,6 +310,66 @@ struct ModelDefGeneratedCodingTests {
         #expect(second == WithDefaults(id: 2, label: "b", rating: 9, note: "none", existsInDatabase: true))
     }
 
+    /// A conformance written by hand, the way the README shows it (its initializer without
+    /// `borrowing`, no `decodeRows`): `ModelDef` fetches, saves and streams it through its code,
+    /// rows resolved by name in any order, on both backends.
+    @Test(arguments: Backend.allCases)
+    func handWrittenConformance(_ backend: Backend) throws {
+        try withTestDatabase(backend) { db in
+            try db.write { conn in
+                try conn.execute(.createTable(SQLCreateTable(HandWritten.tableName, columns: [
+                    SQLColumnDefinition("code", .text, primaryKey: .plain),
+                    SQLColumnDefinition("qty", .int64, notNull: true),
+                    SQLColumnDefinition("note", .text),
+                ])))
+            }
+            try HandWritten(code: "b", qty: 2, note: nil).save(in: db)
+            try HandWritten(code: "a", qty: 1, note: "first").save(in: db)
+            let all = try HandWritten.allInstances(orderedBy: [.ascending("code")], in: db)
+            #expect(all == [HandWritten(code: "a", qty: 1, note: "first", existsInDatabase: true),
+                            HandWritten(code: "b", qty: 2, note: nil, existsInDatabase: true)])
+            let reordered = try HandWritten.instances(
+                SQLSelect(columns: [.expression(.column("note"), alias: nil), .expression(.column("qty"), alias: nil),
+                                    .expression(.column("code"), alias: nil)],
+                          from: .table(HandWritten.tableName, alias: nil)).orderBy(SQLExpression.column("qty").desc), in: db)
+            #expect(reordered.map(\.code) == ["b", "a"])
+            #expect(try HandWritten.firstInstanceWhere("qty = ?", 2, in: db)?.code == "b")
+        }
+    }
+
+    /// A `ModelDef` whose row coding is written by hand.
+    struct HandWritten: ModelDef, RowCodable, Equatable {
+        enum CodingKeys: String, CodingKey { case code, qty, note, existsInDatabase }
+        static let tableName = "hand_written"
+        var code: String
+        var qty: Int64
+        var note: String?
+        var existsInDatabase = false
+        var primaryKeys: [any CodingKey] { [CodingKeys.code] }
+
+        init(code: String, qty: Int64, note: String?, existsInDatabase: Bool = false) {
+            self.code = code
+            self.qty = qty
+            self.note = note
+            self.existsInDatabase = existsInDatabase
+        }
+
+        static let decodingColumns = ["code", "qty", "note"]
+        init(row: Row, columns: RowColumns) throws {
+            code = try columns.decode(0, from: row)
+            qty = try columns.decode(1, from: row)
+            note = try columns.decodeIfPresent(2, from: row, as: String.self)
+            existsInDatabase = true
+        }
+
+        static let encodingColumns = ["code", "qty", "note"]
+        func encodeRow(to values: inout [DatabaseValue]) throws {
+            values.append(try RowCoding.value(code))
+            values.append(try RowCoding.value(qty))
+            values.append(try RowCoding.valueIfPresent(note))
+        }
+    }
+
     @RowCoded
     struct WithDefaults: Codable, Equatable {
         var id: Int64

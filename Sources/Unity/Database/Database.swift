@@ -192,7 +192,6 @@ public final class Database: Sendable {
     /// PostgreSQL): that is most of the cost of a primary-key lookup. A SELECT built from the
     /// AST cannot write (short of calling a function that does), so it runs alone; anything
     /// else, raw SQL included, keeps the read-only transaction that refuses a write.
-    @usableFromInline
     func readStatement<T>(_ statement: SQLStatement, _ body: (Connection) throws -> T) throws -> T {
         if case .select = statement {
             return try withConnection(role: .reader, body)

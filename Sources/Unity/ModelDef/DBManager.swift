@@ -134,7 +134,6 @@ public enum DBManager {
     }
 
     /// `db`, or the default database; throws ``DatabaseError/misuse(_:)`` when both are missing.
-    @usableFromInline
     static func resolve(_ db: Database?) throws -> Database {
         if let db { return db }
         if let db = DefaultDatabase.current { return db }

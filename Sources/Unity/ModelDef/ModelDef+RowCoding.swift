@@ -6,15 +6,18 @@ import Foundation
 // the generated code itself is then called directly, with no container and no dictionary.
 
 extension ModelDef {
-    /// Decodes the rows of one result set: the generated decoder when the type has one
-    /// (columns resolved once per result set), the shared `RowDecoder` otherwise.
-    @usableFromInline
-    static func makeModelRowsDecoder() -> (Row) throws -> Self {
-        if let generated = Self.self as? any RowDecodable.Type, let decode = generated.modelRowsDecoder(as: Self.self) {
-            return decode
+    /// Every row of `statement` on `conn`, decoded: by the generated code when the type has it
+    /// (its loop is compiled for the type, columns resolved once per result set), by the shared
+    /// `RowDecoder` otherwise.
+    static func decodeModelRows(_ statement: SQLStatement, on conn: Connection) throws -> [Self] {
+        if let generated = Self.self as? any RowDecodable.Type,
+           let models = try generated.modelRows(as: Self.self, { body in try conn.forEachRow(statement, body) }) {
+            return models
         }
+        var models: [Self] = []
         let decoder = modelRowDecoder.rowsDecoder(for: Self.self)
-        return { try decoder.decode($0) }
+        try conn.forEachRow(statement) { row in models.append(try decoder.decode(row)) }
+        return models
     }
 
     /// Decodes one row read from the table (generated coding when present).
@@ -36,19 +39,12 @@ extension ModelDef {
 }
 
 extension RowDecodable {
-    /// A rows decoder producing `M`, which must be `Self` (nil otherwise).
-    static func modelRowsDecoder<M>(as model: M.Type) -> ((Row) throws -> M)? {
+    /// Every row `forEachRow` passes, as `M`, which must be `Self` (nil otherwise), decoded by
+    /// the type's own ``RowDecodable/decodeRows(_:)``.
+    static func modelRows<M>(as model: M.Type, _ forEachRow: (_ body: (Row) throws -> Void) throws -> Void) throws -> [M]? {
         guard M.self == Self.self else { return nil }
-        // The columns are resolved at the first row and kept in a plain class, and the type's
-        // initializer is called directly: this code runs unspecialized (the type was found at
-        // run time), and a captured `RowReader<Self>` made every row look up that generic
-        // type's metadata (8% of a fetch).
-        let resolved = ResolvedRowColumns(decodingColumns)
-        // `unsafeBitCast` is the identity here: M is Self, checked above.
-        return { row in
-            resolved.resolve(in: row.layout)
-            return unsafeBitCast(try Self(row: row, columns: resolved.columns), to: M.self)
-        }
+        // The identity: M is Self, checked above.
+        return unsafeBitCast(try decodeRows(forEachRow), to: [M].self)
     }
 
     /// One row as `M`, which must be `Self` (nil otherwise).
@@ -66,23 +62,6 @@ extension RowEncodable {
         // The identity: M is Self, checked above.
         let values = try unsafeBitCast(model, to: Self.self).encodedRowValues()
         return ModelColumns(names: encodingColumns, values: values)
-    }
-}
-
-/// The columns a decoder reads, resolved against the layout of the rows it is given: once per
-/// result set. Used by one statement's loop at a time.
-final class ResolvedRowColumns {
-    private let names: [String]
-    /// The columns resolved in the last layout seen. Unchecked: one loop uses it at a time,
-    /// and the checked access cost a thread-local lookup per row.
-    @exclusivity(unchecked) private(set) var columns = RowColumns.unresolved
-
-    init(_ names: [String]) { self.names = names }
-
-    /// Resolves the columns in `layout`, unless they already are.
-    @inline(__always)
-    func resolve(in layout: RowLayout) {
-        if columns.layout !== layout { columns = RowColumns(names, in: layout) }
     }
 }
 

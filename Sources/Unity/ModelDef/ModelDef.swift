@@ -412,7 +412,6 @@ extension ModelDef {
 
 extension ModelDef {
     /// Every row of the table, in the order given (unspecified when `orderedBy` is empty).
-    @inlinable
     public static func allInstances(orderedBy ordering: [ModelOrdering] = [], in db: Database? = nil) throws -> [Self] {
         try fetchAll(select(where: nil, ordering), in: db)
     }
@@ -421,7 +420,6 @@ extension ModelDef {
     /// `Thing.instancesWhere("tid in (?, ?)", "tid1", "tid2")`. The placeholders become the
     /// backend's own (`$1…` on PostgreSQL); `?` inside quoted text is left alone. Every
     /// argument is a bind parameter, never SQL.
-    @inlinable
     public static func instancesWhere(_ clause: String, _ arguments: any DatabaseValueConvertible...,
                                       orderedBy ordering: [ModelOrdering] = [], in db: Database? = nil) throws -> [Self] {
         try fetchAll(select(where: fragment(clause, arguments), ordering), in: db)
@@ -447,32 +445,21 @@ extension ModelDef {
 
     /// The models of the rows of any SELECT (joins, subqueries, …) whose columns are this
     /// model's columns.
-    @inlinable
     public static func instances(_ query: SQLSelect, in db: Database? = nil) throws -> [Self] {
         try fetchAll(query, in: db)
     }
 
-    @usableFromInline
     static func fragment(_ clause: String, _ arguments: [any DatabaseValueConvertible]) -> SQLExpression {
         .fragment(SQLFragment(clause, arguments.map(\.databaseValue)))
     }
 
-    @usableFromInline
     static func select(where condition: SQLExpression?, _ ordering: [ModelOrdering]) -> SQLSelect {
         SQLSelect(from: .table(tableName, alias: nil), where: condition, orderBy: ordering.map(\.ordering))
     }
 
-    /// Inlinable so that it is specialized for the model where it is called: as generic code,
-    /// appending each model to the array looked up the array type's metadata on every row.
-    @inlinable
     static func fetchAll(_ query: SQLSelect, in db: Database?) throws -> [Self] {
         let statement = SQLStatement.select(query)
-        return try DBManager.resolve(db).readStatement(statement) { conn in
-            var models: [Self] = []
-            let decode = makeModelRowsDecoder()
-            try conn.forEachRow(statement) { row in models.append(try decode(row)) }
-            return models
-        }
+        return try DBManager.resolve(db).readStatement(statement) { conn in try decodeModelRows(statement, on: conn) }
     }
 
     static func fetchFirst(_ query: SQLSelect, in db: Database?) throws -> Self? {
