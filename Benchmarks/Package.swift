@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 // The benchmark suite is a package of its own so the library's Package.swift stays lean:
@@ -6,15 +6,28 @@ import PackageDescription
 //
 // - GRDB 7: the SQLite peer (module names GRDB / GRDBSQLite; no clash with Unity's CSQLite).
 // - postgres-nio: the PostgreSQL peer (module PostgresNIO).
+// - Fluent (fluent-kit + the SQLite and PostgreSQL drivers): Vapor's ORM, a peer on both
+//   backends. It is behind the `Fluent` trait, off by default, so a plain build never compiles
+//   it: `swift build -c release --product unity-bench --traits Fluent`.
 // - RawSQLite / RawLibPQ: the raw C baselines. They wrap the same system headers as the root
 //   package's CSQLite / CLibPQ under different module names, so both can be linked together.
 let package = Package(
     name: "UnityBenchmarks",
     platforms: [.macOS(.v13)],
+    traits: [
+        .trait(
+            name: "Fluent",
+            description: "Adds the `fluent` subject (fluent-kit with its SQLite and PostgreSQL drivers)."
+        ),
+    ],
     dependencies: [
         .package(name: "Unity", path: ".."),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        // Only built with `--traits Fluent` (see the target's conditional dependencies).
+        .package(url: "https://github.com/vapor/fluent-kit.git", from: "1.57.0"),
+        .package(url: "https://github.com/vapor/fluent-sqlite-driver.git", from: "4.9.0"),
+        .package(url: "https://github.com/vapor/fluent-postgres-driver.git", from: "2.14.0"),
     ],
     targets: [
         .systemLibrary(
@@ -45,6 +58,18 @@ let package = Package(
                 .product(name: "UnityORM", package: "Unity"),
                 // The state flavor's runtime (no macros: the benchmark writes its conformance).
                 .product(name: "UnityStateRuntime", package: "Unity"),
+                // The `fluent` subject (Subjects/FluentSubject.swift, inside `#if Fluent`).
+                .product(name: "FluentKit", package: "fluent-kit", condition: .when(traits: ["Fluent"])),
+                // FluentSQL (in fluent-kit): the SQLKit bridge the upsert workload uses.
+                .product(name: "FluentSQL", package: "fluent-kit", condition: .when(traits: ["Fluent"])),
+                .product(
+                    name: "FluentSQLiteDriver", package: "fluent-sqlite-driver",
+                    condition: .when(traits: ["Fluent"])
+                ),
+                .product(
+                    name: "FluentPostgresDriver", package: "fluent-postgres-driver",
+                    condition: .when(traits: ["Fluent"])
+                ),
             ]
         ),
     ],
