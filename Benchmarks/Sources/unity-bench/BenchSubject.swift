@@ -77,29 +77,37 @@ enum SubjectRegistry {
     /// - `modeldef`: SQL-first `ModelDef` records — add `ModelDefSubject.swift`.
     /// - `modeldef-gen`: the same with `@RowCoded` (generated row coding).
     /// - later the flavors (`persistable`, `orm`, `predicates`, `state`), one file each.
-    static let all: [any BenchSubject] = [
-        RawSQLiteSubject(),
-        RawLibPQSubject(mode: .pipeline),
-        RawLibPQSubject(mode: .copy),
-        CoreSubject(backend: .sqlite),
-        CoreSubject(backend: .postgres),
-        CoreSubject(backend: .sqlite, form: .asyncStatement),
-        CoreSubject(backend: .postgres, form: .asyncStatement),
-        ModelDefSubject(backend: .sqlite),
-        ModelDefSubject(backend: .postgres),
-        ModelDefGenSubject(backend: .sqlite),
-        ModelDefGenSubject(backend: .postgres),
-        PersistableSubject(backend: .sqlite),
-        PersistableSubject(backend: .postgres),
-        PredicatesSubject(backend: .sqlite),
-        PredicatesSubject(backend: .postgres),
-        ORMSubject(backend: .sqlite),
-        ORMSubject(backend: .postgres),
-        // The other flavors join here as they land, one subject per backend each:
-        // StateSubject.
-        GRDBSubject(),
-        PostgresNIOSubject(),
-    ]
+    /// - peers built only on request join at the end: `fluent` with the `Fluent` package trait.
+    static let all: [any BenchSubject] = {
+        var subjects: [any BenchSubject] = [
+            RawSQLiteSubject(),
+            RawLibPQSubject(mode: .pipeline),
+            RawLibPQSubject(mode: .copy),
+            CoreSubject(backend: .sqlite),
+            CoreSubject(backend: .postgres),
+            CoreSubject(backend: .sqlite, form: .asyncStatement),
+            CoreSubject(backend: .postgres, form: .asyncStatement),
+            ModelDefSubject(backend: .sqlite),
+            ModelDefSubject(backend: .postgres),
+            ModelDefGenSubject(backend: .sqlite),
+            ModelDefGenSubject(backend: .postgres),
+            PersistableSubject(backend: .sqlite),
+            PersistableSubject(backend: .postgres),
+            PredicatesSubject(backend: .sqlite),
+            PredicatesSubject(backend: .postgres),
+            ORMSubject(backend: .sqlite),
+            ORMSubject(backend: .postgres),
+            // The other flavors join here as they land, one subject per backend each:
+            // StateSubject.
+            GRDBSubject(),
+            PostgresNIOSubject(),
+        ]
+        #if Fluent
+        // Vapor's ORM, built only with `--traits Fluent` (Package.swift).
+        subjects += [FluentSubject(backend: .sqlite), FluentSubject(backend: .postgres)]
+        #endif
+        return subjects
+    }()
 }
 
 /// A failure of the benchmark itself (bad options, a failed check, a database error).
