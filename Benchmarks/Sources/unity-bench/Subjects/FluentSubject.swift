@@ -27,8 +27,9 @@ import NIOPosix
 /// - stream: `QueryBuilder.run(_:)`, each row decoded into a model and dropped. fluent-kit
 ///   1.57's `chunk(max:)` and `all(_:)` keep every model of the query in an array (for eager
 ///   loading), and the async `chunk(max:)` does not deliver the last, partial chunk;
-/// - created_at: the fixture stores it as text on SQLite, which Fluent's `Date` cannot read or
-///   write (sqlite-nio writes a `Date` as a REAL), so the field is a ``FluentTimestamp``.
+/// - created_at: the fixture stores it as text on SQLite, which a `Date` field cannot write
+///   (sqlite-nio writes a REAL) nor read exactly (it drops the milliseconds), so the field is a
+///   ``FluentTimestamp``.
 struct FluentSubject: BenchSubject {
     let name = "fluent"
     let backend: Backend
@@ -191,12 +192,12 @@ final class FluentBenchChild: Model, @unchecked Sendable {
 
 /// `created_at` as the fixture stores it: `timestamptz` on PostgreSQL (the same binary coding
 /// as `Date`), text `YYYY-MM-DD HH:MM:SS.ffffff` on SQLite (what every other subject reads and
-/// writes). sqlite-nio's `Date` is written as a REAL (seconds since 1970) and read back from
-/// text only in ISO 8601 shapes this text is not, so a plain `Date` field would fail the
-/// checks; the idiomatic fix is a value type that conforms to each driver's conversion
-/// protocol (`SQLiteDataConvertible`, `PostgresEncodable` / `PostgresDecodable`), which both
-/// drivers use before any `Codable` fallback. The text is written and parsed by the
-/// benchmark's `DateText`, the fixed-offset code the raw baseline uses.
+/// writes). sqlite-nio writes a `Date` as a REAL (seconds since 1970) and reads this text
+/// without its fraction of a second (its ISO 8601 parse keeps whole seconds), so a plain
+/// `Date` field would fail the checks. The idiomatic fix is a value type that conforms to each
+/// driver's conversion protocol (`SQLiteDataConvertible`, `PostgresEncodable` /
+/// `PostgresDecodable`), which both drivers use before any `Codable` fallback. The text is
+/// written and parsed by the benchmark's `DateText`, the fixed-offset code the raw baseline uses.
 struct FluentTimestamp: Codable, Sendable, Equatable {
     var date: Date
 
