@@ -43,6 +43,12 @@ func runBenchmarks() async -> Int32 {
             try StateBench.run(options: options, path: sqlitePath)
             return 0
         }
+        #if !Fluent
+        if options.only.contains(where: { $0.contains("fluent") }) {
+            log("unity-bench: this build has no fluent subject; build it with the Fluent trait: "
+                + "swift build -c release --package-path Benchmarks --product unity-bench --traits Fluent")
+        }
+        #endif
         let runner = BenchRunner(options: options, target: target)
         log("unity-bench: base \(options.rows) rows, \(options.warmups) warm-up + \(options.iterations) timed iteration(s)\(options.quick ? ", quick" : "")")
         try await runner.runAll()
