@@ -334,6 +334,11 @@ struct ModelDefGeneratedCodingTests {
                           from: .table(HandWritten.tableName, alias: nil)).orderBy(SQLExpression.column("qty").desc), in: db)
             #expect(reordered.map(\.code) == ["b", "a"])
             #expect(try HandWritten.firstInstanceWhere("qty = ?", 2, in: db)?.code == "b")
+            // The core's own fetch of a RowDecodable type reads the same rows.
+            let core = try db.read { conn in
+                try conn.fetchAll(HandWritten.self, .select(SQLSelect(from: HandWritten.tableName).orderBy(SQLExpression.column("code").asc)))
+            }
+            #expect(core.map(\.code) == ["a", "b"] && core.map(\.note) == ["first", nil])
         }
     }
 

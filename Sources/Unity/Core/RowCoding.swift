@@ -334,10 +334,7 @@ extension Row {
 extension Connection {
     /// Every row of `statement` as a ``RowDecodable`` value, columns resolved once.
     public func fetchAll<T: RowDecodable>(_ type: T.Type, _ statement: SQLStatement) throws -> [T] {
-        var reader = RowReader<T>()
-        var result: [T] = []
-        try forEachRow(statement) { row in result.append(try reader.decode(row)) }
-        return result
+        try T.decodeRows { body in try forEachRow(statement, body) }
     }
 }
 
