@@ -7,7 +7,8 @@ import Unity
 @Suite("PostgreSQL: broken connections are replaced")
 struct PostgresPoolRecoveryTests {
     @Test func aTerminatedConnectionIsReplacedByThePool() throws {
-        try withTestDatabase(.postgres, connections: 1) { (db: Database) throws in
+        // Every checkout checks (no idle threshold), so no call meets the dead connection.
+        try withTestDatabase(.postgres, connections: 1, configuration: DatabaseConfiguration(livenessCheckAfterIdle: 0)) { (db: Database) throws in
             let pid = try #require(try db.withConnection { try $0.fetchValue(Int.self, sql: "SELECT pg_backend_pid()") })
             // Kill the pool's only connection from outside.
             let url = try #require(postgresURL)
@@ -21,6 +22,31 @@ struct PostgresPoolRecoveryTests {
             #expect(terminated == true)
             // The pool notices at checkout (the socket has reached its end, no round trip)
             // and replaces it: the next use works on a new backend, no call fails.
+            let newPid = try #require(try db.withConnection { try $0.fetchValue(Int.self, sql: "SELECT pg_backend_pid()") })
+            #expect(newPid != pid)
+            #expect(db.openConnectionCount == 1)
+        }
+    }
+
+    /// A connection back in the pool for less than ``DatabaseConfiguration/livenessCheckAfterIdle``
+    /// is lent without the check (a server's lookups pay no system call for it): if the server
+    /// dropped it meanwhile, the one call that meets it fails and the next gets a new backend.
+    @Test func aConnectionUsedAMomentAgoIsLentUnchecked() throws {
+        let configuration = DatabaseConfiguration(livenessCheckAfterIdle: 3600)
+        try withTestDatabase(.postgres, connections: 1, configuration: configuration) { (db: Database) throws in
+            let pid = try #require(try db.withConnection { try $0.fetchValue(Int.self, sql: "SELECT pg_backend_pid()") })
+            let url = try #require(postgresURL)
+            let killer = try Database(driver: PostgresDriver(url, connections: 1))
+            defer { killer.close() }
+            let terminated = try killer.withConnection {
+                try $0.fetchValue(Bool.self, sql: "SELECT pg_terminate_backend(CAST(? AS INTEGER), 30000)", [.integer(Int64(pid))])
+            }
+            #expect(terminated == true)
+            do {
+                _ = try db.withConnection { try $0.fetchValue(Int.self, sql: "SELECT pg_backend_pid()") }
+                Issue.record("the terminated backend answered: the connection was checked after all")
+            } catch DatabaseError.connectionLost {
+            }
             let newPid = try #require(try db.withConnection { try $0.fetchValue(Int.self, sql: "SELECT pg_backend_pid()") })
             #expect(newPid != pid)
             #expect(db.openConnectionCount == 1)

@@ -8,7 +8,9 @@ import Foundation
 final class ConnectionSubpool: @unchecked Sendable {
     // @unchecked: every mutable field is guarded by `condition`.
     private let condition = NSCondition()
-    private var idle: [any DriverConnection] = []
+    /// Idle connections, the one returned last at the end (it is lent first), each with the
+    /// time it came back (``monotonicNanoseconds``).
+    private var idle: [(connection: any DriverConnection, since: UInt64)] = []
     private var open = 0
     /// Callers waiting in ``checkout(timeout:nested:cancellation:)``.
     private var waiting = 0
@@ -23,13 +25,30 @@ final class ConnectionSubpool: @unchecked Sendable {
     weak var queuedCallers: BlockingExecutor?
     private let driver: any DatabaseDriver
     private let dialect: SQLDialect
+    /// ``DatabaseConfiguration/livenessCheckAfterIdle``, in nanoseconds.
+    private let livenessCheckAfterNanoseconds: UInt64
 
-    init(driver: any DatabaseDriver, role: ConnectionRole, capacity: Int, overflow: Int = 0) {
+    init(driver: any DatabaseDriver, role: ConnectionRole, capacity: Int, overflow: Int = 0, livenessCheckAfterIdle: Double = 0) {
         self.driver = driver
         self.role = role
         self.capacity = max(1, capacity)
         self.overflow = max(0, overflow)
         self.dialect = driver.dialect
+        let nanoseconds = livenessCheckAfterIdle * 1e9
+        livenessCheckAfterNanoseconds = nanoseconds.isFinite && nanoseconds > 0 ? UInt64(min(nanoseconds, 1e18)) : 0
+    }
+
+    /// A monotonic clock for idle times: the coarse clock (a memory read, no system call; its
+    /// few milliseconds of resolution are plenty against a threshold of a fraction of a second).
+    @inline(__always)
+    private static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        #if os(Linux)
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &now)
+        #else
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        #endif
+        return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
     }
 
     /// Takes an idle connection, opens a new one if there is room, or waits.
@@ -58,11 +77,15 @@ final class ConnectionSubpool: @unchecked Sendable {
                 condition.unlock()
                 throw DatabaseError.cancelled(DatabaseErrorContext(message: "the task was cancelled while it waited for a connection"))
             }
-            if let connection = idle.popLast() {
+            if let (connection, since) = idle.popLast() {
                 condition.unlock()
-                // The check runs outside the lock: it is a poll of the socket (no round trip)
-                // unless the server sent something to the idle connection.
-                if connection.isAliveAfterIdling() {
+                // A connection back for less than the threshold is lent as it is (see
+                // ``DatabaseConfiguration/livenessCheckAfterIdle``). Otherwise the check runs
+                // outside the lock: a poll of the socket (no round trip) unless the server
+                // sent something to the idle connection.
+                let recent = livenessCheckAfterNanoseconds > 0
+                    && Self.monotonicNanoseconds() &- since < livenessCheckAfterNanoseconds
+                if recent ? connection.isUsable : connection.isAliveAfterIdling() {
                     return connection
                 }
                 connection.close()
@@ -131,7 +154,7 @@ final class ConnectionSubpool: @unchecked Sendable {
         // all opened before the loss, are closed rather than lent to fail one caller each.
         var dropped: [any DriverConnection] = []
         if lost {
-            dropped = idle
+            dropped = idle.map(\.connection)
             idle.removeAll()
             open -= dropped.count
         }
@@ -152,7 +175,7 @@ final class ConnectionSubpool: @unchecked Sendable {
                 open -= 1
                 dropped.append(connection)
             } else {
-                idle.append(connection)
+                idle.append((connection, livenessCheckAfterNanoseconds > 0 ? Self.monotonicNanoseconds() : 0))
             }
         } else {
             open -= 1
@@ -167,22 +190,22 @@ final class ConnectionSubpool: @unchecked Sendable {
     /// called when no caller came after all, so that none idles inside a transaction.
     func flushIdleHeldWork() {
         condition.lock()
-        guard !closed, idle.contains(where: { $0.holdsWork }) else {
+        guard !closed, idle.contains(where: { $0.connection.holdsWork }) else {
             condition.unlock()
             return
         }
         // Those that hold work are taken out of the pool while they flush (a flush that cannot
         // pipeline waits for the server's answer, which must not happen under the lock); a
         // checkout meanwhile takes another or waits.
-        let flushing = idle.filter { $0.holdsWork }
-        idle.removeAll { $0.holdsWork }
+        let flushing = idle.filter { $0.connection.holdsWork }
+        idle.removeAll { $0.connection.holdsWork }
         condition.unlock()
-        for connection in flushing { connection.flushHeldWork() }
+        for entry in flushing { entry.connection.flushHeldWork() }
         condition.lock()
         if closed {
             open -= flushing.count
             condition.unlock()
-            for connection in flushing { connection.close() }
+            for entry in flushing { entry.connection.close() }
             return
         }
         idle.append(contentsOf: flushing)
@@ -194,7 +217,7 @@ final class ConnectionSubpool: @unchecked Sendable {
     func close() {
         condition.lock()
         closed = true
-        let toClose = idle
+        let toClose = idle.map(\.connection)
         idle.removeAll()
         open -= toClose.count
         condition.broadcast()

@@ -39,11 +39,13 @@ public final class Database: Sendable {
         // the writer's holder never waits for a reader, whose pool has the overflow).
         switch driver.poolShape {
         case .singleWriter(let readerCount):
-            writers = ConnectionSubpool(driver: driver, role: .writer, capacity: 1)
+            writers = ConnectionSubpool(driver: driver, role: .writer, capacity: 1, livenessCheckAfterIdle: configuration.livenessCheckAfterIdle)
             readers = readerCount > 0
-                ? ConnectionSubpool(driver: driver, role: .reader, capacity: readerCount, overflow: readerCount) : nil
+                ? ConnectionSubpool(driver: driver, role: .reader, capacity: readerCount, overflow: readerCount,
+                                    livenessCheckAfterIdle: configuration.livenessCheckAfterIdle) : nil
         case .uniform(let count):
-            writers = ConnectionSubpool(driver: driver, role: .writer, capacity: count, overflow: max(1, count))
+            writers = ConnectionSubpool(driver: driver, role: .writer, capacity: count, overflow: max(1, count),
+                                        livenessCheckAfterIdle: configuration.livenessCheckAfterIdle)
             readers = nil
         }
         writerExecutor = BlockingExecutor(threads: configuration.asyncThreads ?? writers.capacity)
