@@ -280,13 +280,44 @@ final class PostgresConnection: DriverConnection {
     private func sendCommitInPipeline(_ sql: String, on handle: OpaquePointer) -> Bool {
         guard !awaitingCommitReply else { return false }
         guard PQenterPipelineMode(handle) == 1 else { return false }
-        guard PQsendQueryParams(handle, sql, 0, nil, nil, nil, nil, 0) == 1, PQpipelineSync(handle) == 1 else {
+        guard sendHeld(sql, on: handle), PQpipelineSync(handle) == 1 else {
             Self.drainResults(on: handle)
             _ = PQexitPipelineMode(handle)
             return false
         }
         awaitingCommitReply = true
         return true
+    }
+
+    /// True when `sql` (a statement, or with `anywhere` a script) may drop this connection's
+    /// prepared statements on the server (`DEALLOCATE`, `DISCARD ALL`): the cache then forgets
+    /// them at once, so that the next statement prepares again instead of failing with 26000,
+    /// which inside a transaction would abort it.
+    static func dropsPreparedStatements(_ sql: String, anywhere: Bool = false) -> Bool {
+        let keywords = ["DEALLOCATE", "DISCARD"]
+        if anywhere {
+            let upper = sql.uppercased()
+            return keywords.contains { upper.contains($0) }
+        }
+        // One statement: only its first word counts, and most statements fail the first byte.
+        guard let first = sql.utf8.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x09 && $0 != 0x0D }),
+              first == UInt8(ascii: "D") || first == UInt8(ascii: "d") else { return false }
+        let word = sql.drop { $0.isWhitespace }.prefix { $0.isLetter }.uppercased()
+        return keywords.contains(word)
+    }
+
+    /// The COMMIT that ends a read-only transaction (what ``SQLDialect`` renders).
+    static let commitSQL = "COMMIT"
+
+    /// Queues a held-back statement (a read's COMMIT) in the pipeline: as the prepared
+    /// statement when it is one already, so the server does not parse it again.
+    private func sendHeld(_ sql: String, on conn: OpaquePointer) -> Bool {
+        if let prepared = statements[PGStatementKey(sql: SQLTextKey(sql), types: [])] {
+            useCounter &+= 1
+            prepared.lastUse = useCounter
+            return PQsendQueryPrepared(conn, prepared.name, 0, nil, nil, nil, 0) == 1
+        }
+        return PQsendQueryParams(conn, sql, 0, nil, nil, nil, nil, 0) == 1
     }
 
     /// Sends a held COMMIT and reads every pending answer, leaving pipeline mode: before
@@ -487,12 +518,42 @@ final class PostgresConnection: DriverConnection {
         try parameters.append(contentsOf: bindings)
         if let begin = pendingBegin {
             // Preparing runs outside the pipeline: only a statement not prepared yet on this
-            // connection pays for it (and for the wait for a pending COMMIT's answer).
-            if statements[PGStatementKey(sql: SQLTextKey(sql), types: parameters.types)] == nil { settleCommit(conn) }
+            // connection pays for it (and for the wait for a pending COMMIT's answer). The
+            // transaction's BEGIN and COMMIT are prepared statements too, so the server
+            // parses neither again.
+            if statements[PGStatementKey(sql: SQLTextKey(sql), types: parameters.types)] == nil
+                || statements[PGStatementKey(sql: SQLTextKey(begin), types: [])] == nil
+                || statements[PGStatementKey(sql: SQLTextKey(Self.commitSQL), types: [])] == nil {
+                settleCommit(conn)
+            }
+            let beginStatement = try statement(for: begin, types: [], on: conn)
+            _ = try statement(for: Self.commitSQL, types: [], on: conn)
             let statement = try statement(for: sql, types: parameters.types, on: conn)
             try checkParameterCount(statement, bindings.count, sql: sql)
             pendingBegin = nil
-            return try executeAfterBegin(begin, statement: statement, sql: sql, bindingCount: bindings.count, onRow: onRow, on: conn)
+            do {
+                return try executeAfterBegin(begin, beginStatement: beginStatement, statement: statement, sql: sql,
+                                             bindingCount: bindings.count, onRow: onRow, on: conn)
+            } catch PGPipelineFailure.staleStatements {
+                // The server had lost the prepared statements (`DEALLOCATE ALL`, `DISCARD ALL`)
+                // before anything of this transaction ran: prepare them again and retry once.
+                statements.removeAll()
+                if PQtransactionStatus(conn) == PQTRANS_INERROR || PQtransactionStatus(conn) == PQTRANS_INTRANS {
+                    // Only a held read-only COMMIT can have failed before the BEGIN: that
+                    // transaction's reads are done, so ending it with a ROLLBACK loses nothing.
+                    PQclear(PQexec(conn, "ROLLBACK"))
+                }
+                guard PQstatus(conn) == CONNECTION_OK, PQtransactionStatus(conn) == PQTRANS_IDLE else {
+                    throw PGErrorMapping.error(result: nil, connection: conn, sql: sql)
+                }
+                pendingBegin = begin
+                let retried = try self.statement(for: sql, types: parameters.types, on: conn)
+                let retriedBegin = try self.statement(for: begin, types: [], on: conn)
+                _ = try self.statement(for: Self.commitSQL, types: [], on: conn)
+                pendingBegin = nil
+                return try executeAfterBegin(begin, beginStatement: retriedBegin, statement: retried, sql: sql,
+                                             bindingCount: bindings.count, onRow: onRow, on: conn)
+            }
         }
         var mayRetry = true
         while true {
@@ -511,6 +572,7 @@ final class PostgresConnection: DriverConnection {
                 if let onRow { try Self.readRows(result, statement: statement, sql: sql, onRow: onRow) }
                 return Self.changedRows(result)
             case PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
+                if Self.dropsPreparedStatements(sql) { statements.removeAll() }
                 return Self.changedRows(result)
             case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
                 Self.abandonCopy(result, on: conn)
@@ -529,7 +591,7 @@ final class PostgresConnection: DriverConnection {
     /// Sends `begin` and the prepared `statement` in one pipeline and reads both answers: one
     /// round trip where two statements would cost two.
     private func executeAfterBegin(
-        _ begin: String, statement: PGPreparedStatement, sql: String, bindingCount: Int,
+        _ begin: String, beginStatement: PGPreparedStatement, statement: PGPreparedStatement, sql: String, bindingCount: Int,
         onRow: ((Row) throws -> Void)?, on conn: OpaquePointer
     ) throws -> Int {
         // A previous read's COMMIT may still be on its way in this pipeline.
@@ -542,9 +604,10 @@ final class PostgresConnection: DriverConnection {
         heldCommit = nil
         let preamble = held == nil ? 1 : 2
         var firstError: Error?
+        var stale = false
         var changed = 0
-        let sent = (held.map { PQsendQueryParams(conn, $0, 0, nil, nil, nil, nil, 0) == 1 } ?? true)
-            && PQsendQueryParams(conn, begin, 0, nil, nil, nil, nil, 0) == 1
+        let sent = (held.map { sendHeld($0, on: conn) } ?? true)
+            && PQsendQueryPrepared(conn, beginStatement.name, 0, nil, nil, nil, 0) == 1
             && parameters.withPointers { values, lengths, formats in
                 PQsendQueryPrepared(conn, statement.name, Int32(bindingCount), values, lengths, formats, statement.resultFormat)
             } == 1
@@ -578,10 +641,14 @@ final class PostgresConnection: DriverConnection {
                     }
                     changed = Self.changedRows(result)
                 case PGRES_COMMAND_OK, PGRES_EMPTY_QUERY, PGRES_TUPLES_OK:
-                    if query >= preamble { changed = Self.changedRows(result) }
+                    if query >= preamble {
+                        changed = Self.changedRows(result)
+                        if Self.dropsPreparedStatements(sql) { statements.removeAll() }
+                    }
                 default:
                     if firstError == nil {
                         firstError = PGErrorMapping.error(result: result, connection: conn, sql: query >= preamble ? sql : begin)
+                        stale = PQresultErrorField(result, PGErrorMapping.fieldSQLState).map { String(cString: $0) } == "26000"
                     }
                 }
             }
@@ -593,6 +660,7 @@ final class PostgresConnection: DriverConnection {
         if PQstatus(conn) == CONNECTION_BAD || !sent {
             throw firstError ?? PGErrorMapping.error(result: nil, connection: conn, sql: sql)
         }
+        if stale { throw PGPipelineFailure.staleStatements }
         if let firstError { throw firstError }
         return changed
     }
@@ -838,6 +906,7 @@ final class PostgresConnection: DriverConnection {
         }
         switch PQresultStatus(result) {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            if Self.dropsPreparedStatements(sql, anywhere: true) { statements.removeAll() }
             return
         case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
             Self.abandonCopy(result, on: conn)
@@ -945,4 +1014,10 @@ final class PostgresCursor: DriverCursor {
         finished = true
         connection.cursorOpen = false
     }
+}
+
+/// Why a pipelined statement failed, when the caller can do better than report it.
+private enum PGPipelineFailure: Error {
+    /// A prepared statement the pipeline used no longer exists on the server (26000).
+    case staleStatements
 }

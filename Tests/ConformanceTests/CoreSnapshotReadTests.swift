@@ -88,6 +88,49 @@ struct CoreSnapshotReadTests {
         }
     }
 
+    /// A read's BEGIN and COMMIT are prepared statements of the connection (the server parses
+    /// neither per read). When the server has lost them (`DEALLOCATE ALL`), the
+    /// next read prepares them again and succeeds: nothing of it had run.
+    @Test func aPostgresReadSurvivesLostPreparedStatements() throws {
+        try withTestDatabase(.postgres, connections: 1) { (db: Database) throws in
+            try makeTable(db)
+            try insert(db, 1)
+            #expect(try db.read { try count($0) } == 1)
+            #expect(try db.read { try count($0) } == 1)
+            let prepared: [String] = try db.withConnection { conn -> [String] in
+                var statements: [String] = []
+                for row in try conn.fetchAll(sql: "SELECT statement FROM pg_prepared_statements") {
+                    statements.append(try row.decode(String.self, at: 0))
+                }
+                return statements
+            }
+            #expect(prepared.contains("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"), "\(prepared)")
+            #expect(prepared.contains("COMMIT"), "\(prepared)")
+            for inRead in [false, true] {
+                if inRead {
+                    // Lost in the middle of a read: its next statement prepares again too.
+                    #expect(try db.read { conn -> Int in
+                        try conn.execute(sql: "DEALLOCATE ALL")
+                        return try count(conn)
+                    } == 1)
+                } else {
+                    try db.withConnection { try $0.execute(sql: "DEALLOCATE ALL") }
+                }
+                let isolation: String? = try db.read { conn -> String? in
+                    try conn.fetchValue(String.self, sql: "SHOW transaction_isolation")
+                }
+                let rows: Int = try db.read { conn -> Int in try count(conn) }
+                #expect(isolation == "repeatable read")
+                #expect(rows == 1)
+                #expect(try db.read { try count($0) } == 1)
+                try insert(db, 2)
+                #expect(try db.read { try count($0) } == 2)
+                try db.write { try $0.execute(sql: "DELETE FROM t WHERE v = 2") }
+            }
+            #expect(try db.withConnection { $0.isInTransaction } == false)
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func readsThatRunNothingFailFirstOrThrowLeaveTheConnectionClean(_ backend: Backend) throws {
         struct Boom: Error {}
