@@ -275,11 +275,21 @@ struct RowKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
         // Common value types first: a metatype comparison is far cheaper than a
         // conformance lookup, and these are the columns most records have.
         // `unsafeBitCast` is the identity here (T is that very type) and, unlike `as? T`, costs
-        // no dynamic cast.
-        if T.self == Date.self { return unsafeBitCast(try convert(Date.self, key), to: T.self) }
-        if T.self == UUID.self { return unsafeBitCast(try convert(UUID.self, key), to: T.self) }
-        if T.self == Data.self { return unsafeBitCast(try convert(Data.self, key), to: T.self) }
-        if T.self == Decimal.self { return unsafeBitCast(try convert(Decimal.self, key), to: T.self) }
+        // no dynamic cast. The metatypes are compared as `ObjectIdentifier`s: `==` on
+        // metatypes takes `Any.Type?`, whose metadata the runtime looks up on every call.
+        let type = ObjectIdentifier(T.self)
+        if type == ObjectIdentifier(Date.self) { return unsafeBitCast(try convert(Date.self, key), to: T.self) }
+        if type == ObjectIdentifier(UUID.self) { return unsafeBitCast(try convert(UUID.self, key), to: T.self) }
+        if type == ObjectIdentifier(Data.self) { return unsafeBitCast(try convert(Data.self, key), to: T.self) }
+        if type == ObjectIdentifier(Decimal.self) { return unsafeBitCast(try convert(Decimal.self, key), to: T.self) }
+        return try decodeOther(T.self, forKey: key)
+    }
+
+    /// ``decode(_:forKey:)`` for the other types. A function of its own, so that the common
+    /// types above never pay for what this one needs on entry (the metadata of `T?`, which
+    /// the runtime looks up per call).
+    @inline(never)
+    private func decodeOther<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         if let convertible = T.self as? any DatabaseValueConvertible.Type,
            let v = try decodeConvertible(convertible, key) as? T {
             return v

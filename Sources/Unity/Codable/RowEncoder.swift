@@ -180,11 +180,13 @@ struct RowKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         // Common value types first: a metatype comparison is far cheaper than the dynamic cast
-        // below, and `unsafeBitCast` is the identity here (T is that very type).
-        if T.self == Date.self { put(.date(unsafeBitCast(value, to: Date.self)), key); return }
-        if T.self == Data.self { put(.blob(unsafeBitCast(value, to: Data.self)), key); return }
-        if T.self == UUID.self { put(.uuid(unsafeBitCast(value, to: UUID.self)), key); return }
-        if T.self == Decimal.self { put(.decimal(unsafeBitCast(value, to: Decimal.self)), key); return }
+        // below, and `unsafeBitCast` is the identity here (T is that very type). Compared as
+        // `ObjectIdentifier`s: `==` on metatypes looks up `Any.Type?`'s metadata per call.
+        let type = ObjectIdentifier(T.self)
+        if type == ObjectIdentifier(Date.self) { put(.date(unsafeBitCast(value, to: Date.self)), key); return }
+        if type == ObjectIdentifier(Data.self) { put(.blob(unsafeBitCast(value, to: Data.self)), key); return }
+        if type == ObjectIdentifier(UUID.self) { put(.uuid(unsafeBitCast(value, to: UUID.self)), key); return }
+        if type == ObjectIdentifier(Decimal.self) { put(.decimal(unsafeBitCast(value, to: Decimal.self)), key); return }
         if let json = value as? any DatabaseJSONConvertible {
             do {
                 put(try json.encodedDatabaseValue(), key)

@@ -14,10 +14,12 @@ extension ModelDef {
            let models = try generated.modelRows(as: Self.self, { body in try conn.forEachRow(statement, body) }) {
             return models
         }
-        var models: [Self] = []
+        // Collected outside `Array`: this loop is not specialized for the model, and each
+        // `Array<Self>.append` here asked the runtime for the array type's metadata.
+        let models = UnspecializedCollector<Self>()
         let decoder = modelRowDecoder.rowsDecoder(for: Self.self)
         try conn.forEachRow(statement) { row in models.append(try decoder.decode(row)) }
-        return models
+        return models.takeArray()
     }
 
     /// Decodes one row read from the table (generated coding when present).
@@ -84,4 +86,47 @@ struct ModelColumns {
 
     /// Whether `column` is one of the names.
     func contains(_ column: String) -> Bool { names.contains(column) }
+}
+
+/// Collects values of a type the code is not specialized for, then hands them over as one
+/// array. `Array<T>.append` in unspecialized generic code looks up `Array<T>`'s metadata in
+/// the runtime on every call; this collector reaches `T` through its own instance (one lookup
+/// when it is made) and builds the array once, at the end.
+final class UnspecializedCollector<T> {
+    private var base: UnsafeMutablePointer<T>
+    private var count = 0
+    private var capacity: Int
+
+    init(capacity: Int = 64) {
+        self.capacity = max(1, capacity)
+        base = UnsafeMutablePointer<T>.allocate(capacity: self.capacity)
+    }
+
+    deinit {
+        base.deinitialize(count: count)
+        base.deallocate()
+    }
+
+    /// Adds `value` at the end.
+    func append(_ value: consuming T) {
+        if count == capacity {
+            let grown = UnsafeMutablePointer<T>.allocate(capacity: capacity * 2)
+            grown.moveInitialize(from: base, count: count)
+            base.deallocate()
+            base = grown
+            capacity *= 2
+        }
+        (base + count).initialize(to: value)
+        count += 1
+    }
+
+    /// The values collected, in order; the collector is empty afterwards.
+    func takeArray() -> [T] {
+        let taken = count
+        count = 0
+        return Array(unsafeUninitializedCapacity: taken) { buffer, initialized in
+            if let destination = buffer.baseAddress { destination.moveInitialize(from: base, count: taken) }
+            initialized = taken
+        }
+    }
 }
