@@ -45,6 +45,20 @@ struct CoreCodableFastPathTests {
 
     private func rowsDecoder() -> RowsDecoder<Gadget> { decoder.rowsDecoder(for: Gadget.self) }
 
+    /// A cursor writes its next row over the previous row's values in place, which it can only
+    /// do when nothing else holds that buffer: the rows decoder must not keep it after a row.
+    @Test func rowsDecoderLetsGoOfTheRowsValues() throws {
+        let rows = rowsDecoder()
+        var row = row(["id", "label", "weight", "made_at", "blob"], [7, "g", .null, .date(date), .blob(Data([9]))])
+        let before = row.values.withUnsafeBufferPointer { $0.baseAddress }
+        #expect(try rows.decode(row) == Gadget(id: 7, label: "g", weight: nil, madeAt: date, blob: Data([9]), existsInDatabase: true))
+        // A mutable access copies a shared buffer first: the same address means nobody else held it.
+        let after = row.values.withUnsafeMutableBufferPointer { UnsafePointer($0.baseAddress) }
+        #expect(before == after)
+        row.values[0] = 8
+        #expect(try rows.decode(row).id == 8)
+    }
+
     @Test func aColumnWinsOverTheDefaultAndCaseIsFolded() throws {
         let rows = rowsDecoder()
         // Upper-case names (as PostgreSQL returns quoted ones) are found case-insensitively.

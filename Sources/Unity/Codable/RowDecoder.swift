@@ -43,8 +43,9 @@ public struct RowDecoder: Sendable {
 /// would read the rows decoded after it.
 public final class RowsDecoder<T: Decodable> {
     private let defaults: [String: DatabaseValue]
-    private var state: RowDecodingState?
-    private var decoder: _RowDecoder?
+    // Unchecked for exclusive access: one loop, on one thread, uses a decoder (see above).
+    @exclusivity(unchecked) private var state: RowDecodingState?
+    @exclusivity(unchecked) private var decoder: _RowDecoder?
 
     init(defaults: [String: DatabaseValue]) {
         self.defaults = defaults
@@ -69,6 +70,9 @@ public final class RowsDecoder<T: Decodable> {
             self.state = state
             self.decoder = decoder
         }
+        // Let go of the row's values once decoded: a cursor writes its next row over this
+        // one's buffer in place only when nothing else holds it (else it copies every row).
+        defer { state.releaseValues() }
         do {
             return try T(from: decoder)
         } catch let error as DecodingError {
@@ -83,21 +87,25 @@ public final class RowsDecoder<T: Decodable> {
 }
 
 /// What decoding one row needs, kept between the rows of a ``RowsDecoder``.
+///
+/// Its fields are unchecked for exclusive access: a state belongs to one decoder, used on one
+/// thread at a time (as ``RowsDecoder`` requires), and the checks were a thread-local lookup
+/// on every key of every row.
 final class RowDecodingState {
-    private(set) var row: Row
+    @exclusivity(unchecked) private(set) var row: Row
     let defaults: [String: DatabaseValue]
     /// The column the previous key lookup found, or -1. A synthesized `init(from:)` asks for
     /// its keys in declaration order, and a SELECT usually lists the columns in that order, so
     /// the next key is most often in the next column; `decodeIfPresent` also asks for the same
     /// key two or three times in a row. Checking those two columns first turns the per-key
     /// name lookup into one string comparison.
-    private var lastIndex = -1
+    @exclusivity(unchecked) private var lastIndex = -1
     /// Names known to have no column in `row.layout` (a key decoded from ``defaults``), with
     /// their default value, so that the next rows skip the full lookup and the hashing.
-    private var missingNames: [(name: String, defaultValue: DatabaseValue?)] = []
+    @exclusivity(unchecked) private var missingNames: [(name: String, defaultValue: DatabaseValue?)] = []
     /// The keyed container of the previous row, reused while the key type stays the same.
-    private var cachedContainer: AnyObject?
-    private var cachedKeyType: ObjectIdentifier?
+    @exclusivity(unchecked) private var cachedContainer: AnyObject?
+    @exclusivity(unchecked) private var cachedKeyType: ObjectIdentifier?
 
     init(row: Row, defaults: [String: DatabaseValue]) {
         self.row = row
@@ -110,6 +118,12 @@ final class RowDecodingState {
         if next.layout !== row.layout { missingNames.removeAll() }
         row = next
         lastIndex = -1
+    }
+
+    /// Drops the reference to the current row's values (the layout stays, for ``reset(_:)``).
+    @inline(__always)
+    func releaseValues() {
+        row.values = []
     }
 
     /// The index of the column called `name`, or nil.
@@ -140,8 +154,12 @@ final class RowDecodingState {
     func container<Key: CodingKey>(keyedBy type: Key.Type, cached: Bool) -> KeyedDecodingContainer<Key> {
         guard cached else { return KeyedDecodingContainer(RowKeyedDecodingContainer<Key>(state: self)) }
         if let holder = cachedContainer, cachedKeyType == ObjectIdentifier(Key.self) {
-            // Checked just above: the holder was made for this very key type.
-            return unsafeDowncast(holder, to: KeyedContainerHolder<Key>.self).container
+            // Checked just above: the holder was made for this very key type. Reached through
+            // an unmanaged reference and a method of the holder, which finds its own type in
+            // the instance: a downcast or a field read here asked the runtime for
+            // `KeyedContainerHolder<Key>`'s metadata on every row.
+            return Unmanaged<KeyedContainerHolder<Key>>.fromOpaque(Unmanaged.passUnretained(holder).toOpaque())
+                .takeUnretainedValue().keyedContainer()
         }
         let container = KeyedDecodingContainer(RowKeyedDecodingContainer<Key>(state: self))
         cachedContainer = KeyedContainerHolder(container)
@@ -167,6 +185,10 @@ final class RowDecodingState {
 final class KeyedContainerHolder<Key: CodingKey> {
     let container: KeyedDecodingContainer<Key>
     init(_ container: KeyedDecodingContainer<Key>) { self.container = container }
+
+    /// The container (see ``RowDecodingState/container(keyedBy:cached:)`` for why a method).
+    @inline(never)
+    func keyedContainer() -> KeyedDecodingContainer<Key> { container }
 }
 
 final class _RowDecoder: Decoder {
