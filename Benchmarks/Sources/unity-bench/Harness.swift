@@ -16,7 +16,13 @@ struct CaseResult: Sendable {
     var subject: String
     var rows: Int
     var medianSeconds: Double?
+    /// The fastest and the slowest timed run, for the spread printed beside the median.
+    var minSeconds: Double?
+    var maxSeconds: Double?
     var ratioToRaw: Double?
+    /// The fastest and slowest run as ratios to raw's median: the spread that a ratio is
+    /// judged against (a ratio within it is "no worse").
+    var ratioSpread: (low: Double, high: Double)?
     var peakMemoryBytes: Int?
     var checksum: Checksum?
     var status: Status
@@ -106,6 +112,8 @@ final class BenchRunner {
                         subject: subject, spec: spec, target: target, options: options, fixture: fixture)
                 }
                 result.medianSeconds = Self.median(seconds)
+                result.minSeconds = seconds.min()
+                result.maxSeconds = seconds.max()
                 result.checksum = checksum
                 if checksum != expected {
                     result.status = .failed("returned \(checksum), expected \(expected)")
@@ -125,6 +133,9 @@ final class BenchRunner {
         for index in caseResults.indices {
             if let rawMedian, rawMedian > 0, let median = caseResults[index].medianSeconds {
                 caseResults[index].ratioToRaw = median / rawMedian
+                if let low = caseResults[index].minSeconds, let high = caseResults[index].maxSeconds {
+                    caseResults[index].ratioSpread = (low / rawMedian, high / rawMedian)
+                }
             }
         }
         // Cases the user did not select (raw run only for the ratio) still show: they are measured.

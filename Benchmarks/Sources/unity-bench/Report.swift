@@ -4,7 +4,7 @@ import Foundation
 enum Report {
     /// The text table, one line per case.
     static func table(_ results: [CaseResult]) -> String {
-        let header = ["backend", "workload", "rows", "subject", "median", "rows/s", "vs raw", "peak mem", "check"]
+        let header = ["backend", "workload", "rows", "subject", "median", "rows/s", "vs raw", "spread", "peak mem", "check"]
         var lines: [[String]] = [header]
         for result in results {
             var check: String
@@ -19,12 +19,13 @@ enum Report {
                 result.medianSeconds.map(seconds) ?? "-",
                 result.rowsPerSecond.map { grouped(Int($0.rounded())) } ?? "-",
                 result.ratioToRaw.map { String(format: "%.2fx", $0) } ?? "-",
+                result.ratioSpread.map { String(format: "%.2f–%.2f", $0.low, $0.high) } ?? "-",
                 result.peakMemoryBytes.map(megabytes) ?? "-",
                 check,
             ])
         }
         let widths = header.indices.map { column in lines.map { $0[column].count }.max() ?? 0 }
-        let rightAligned: Set<Int> = [2, 4, 5, 6, 7]
+        let rightAligned: Set<Int> = [2, 4, 5, 6, 7, 8]
         return lines.enumerated().map { index, line in
             let cells = line.enumerated().map { column, cell in
                 let padding = String(repeating: " ", count: widths[column] - cell.count)
@@ -36,7 +37,7 @@ enum Report {
     }
 
     /// The JSON report: `{"results": [{backend, workload, subject, rows, median_seconds, ratio_to_raw,
-    /// peak_memory_bytes}]}`, one object per measured case (skipped and failed cases are left out
+    /// min_seconds, max_seconds, peak_memory_bytes}]}`, one object per measured case (skipped and failed cases are left out
     /// of `results` and listed under `skipped` / `failed` with their reason).
     static func json(_ results: [CaseResult]) throws -> Data {
         struct Entry: Encodable {
@@ -46,6 +47,8 @@ enum Report {
             var rows: Int
             var median_seconds: Double
             var ratio_to_raw: Double?
+            var min_seconds: Double?
+            var max_seconds: Double?
             var peak_memory_bytes: Int?
             func encode(to encoder: any Encoder) throws {
                 var container = encoder.container(keyedBy: CodingKeys.self)
@@ -55,10 +58,12 @@ enum Report {
                 try container.encode(rows, forKey: .rows)
                 try container.encode(median_seconds, forKey: .median_seconds)
                 try container.encode(ratio_to_raw, forKey: .ratio_to_raw) // null when raw did not run
+                try container.encode(min_seconds, forKey: .min_seconds)
+                try container.encode(max_seconds, forKey: .max_seconds)
                 try container.encode(peak_memory_bytes, forKey: .peak_memory_bytes) // null where not measured
             }
             enum CodingKeys: String, CodingKey {
-                case backend, workload, subject, rows, median_seconds, ratio_to_raw, peak_memory_bytes
+                case backend, workload, subject, rows, median_seconds, ratio_to_raw, min_seconds, max_seconds, peak_memory_bytes
             }
         }
         struct Omitted: Encodable {
@@ -81,6 +86,7 @@ enum Report {
                 document.results.append(Entry(
                     backend: result.backend.rawValue, workload: (result.label ?? result.workload.rawValue), subject: result.subject,
                     rows: result.rows, median_seconds: median, ratio_to_raw: result.ratioToRaw,
+                    min_seconds: result.minSeconds, max_seconds: result.maxSeconds,
                     peak_memory_bytes: result.peakMemoryBytes))
             case .skipped(let reason):
                 document.skipped.append(Omitted(backend: result.backend.rawValue, workload: (result.label ?? result.workload.rawValue),
