@@ -11,15 +11,7 @@ struct PostgresPoolRecoveryTests {
         try withTestDatabase(.postgres, connections: 1, configuration: DatabaseConfiguration(livenessCheckAfterIdle: 0)) { (db: Database) throws in
             let pid = try #require(try db.withConnection { try $0.fetchValue(Int.self, sql: "SELECT pg_backend_pid()") })
             // Kill the pool's only connection from outside.
-            let url = try #require(postgresURL)
-            let killer = try Database(driver: PostgresDriver(url, connections: 1))
-            defer { killer.close() }
-            // With a timeout, pg_terminate_backend waits until the backend has exited, so the
-            // test does not depend on how fast a loaded machine gets there.
-            let terminated = try killer.withConnection {
-                try $0.fetchValue(Bool.self, sql: "SELECT pg_terminate_backend(CAST(? AS INTEGER), 30000)", [.integer(Int64(pid))])
-            }
-            #expect(terminated == true)
+            try terminateBackend(pid)
             // The pool notices at checkout (the socket has reached its end, no round trip)
             // and replaces it: the next use works on a new backend, no call fails.
             let newPid = try #require(try db.withConnection { try $0.fetchValue(Int.self, sql: "SELECT pg_backend_pid()") })
@@ -35,13 +27,7 @@ struct PostgresPoolRecoveryTests {
         let configuration = DatabaseConfiguration(livenessCheckAfterIdle: 3600)
         try withTestDatabase(.postgres, connections: 1, configuration: configuration) { (db: Database) throws in
             let pid = try #require(try db.withConnection { try $0.fetchValue(Int.self, sql: "SELECT pg_backend_pid()") })
-            let url = try #require(postgresURL)
-            let killer = try Database(driver: PostgresDriver(url, connections: 1))
-            defer { killer.close() }
-            let terminated = try killer.withConnection {
-                try $0.fetchValue(Bool.self, sql: "SELECT pg_terminate_backend(CAST(? AS INTEGER), 30000)", [.integer(Int64(pid))])
-            }
-            #expect(terminated == true)
+            try terminateBackend(pid)
             do {
                 _ = try db.withConnection { try $0.fetchValue(Int.self, sql: "SELECT pg_backend_pid()") }
                 Issue.record("the terminated backend answered: the connection was checked after all")
@@ -51,6 +37,19 @@ struct PostgresPoolRecoveryTests {
             #expect(newPid != pid)
             #expect(db.openConnectionCount == 1)
         }
+    }
+
+    /// Ends backend `pid` from another connection, as an administrator or a server restart
+    /// would. With a timeout, pg_terminate_backend waits until the backend has exited, so a
+    /// test does not depend on how fast a loaded machine gets there.
+    private func terminateBackend(_ pid: Int) throws {
+        let url = try #require(postgresURL)
+        let killer = try Database(driver: PostgresDriver(url, connections: 1))
+        defer { killer.close() }
+        let terminated = try killer.withConnection {
+            try $0.fetchValue(Bool.self, sql: "SELECT pg_terminate_backend(CAST(? AS INTEGER), 30000)", [.integer(Int64(pid))])
+        }
+        #expect(terminated == true)
     }
 
     @Test func aBadURLFailsWithConnectionFailed() {
