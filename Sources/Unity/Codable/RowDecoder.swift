@@ -39,8 +39,8 @@ public struct RowDecoder: Sendable {
 /// rows; made by ``RowDecoder/rowsDecoder(for:)``. Use one per loop, on one thread.
 ///
 /// A type whose `init(from:)` keeps its decoding container after it returns (none of the
-/// synthesized ones do) must use ``RowDecoder/decode(_:from:)`` instead: the kept container
-/// would read the rows decoded after it.
+/// synthesized ones do) must use ``RowDecoder/decode(_:from:)`` instead: the decoder lets go
+/// of each row once decoded, so the kept container throws (no column) from then on.
 public final class RowsDecoder<T: Decodable> {
     private let defaults: [String: DatabaseValue]
     // Unchecked for exclusive access: one loop, on one thread, uses a decoder (see above).
@@ -130,19 +130,23 @@ final class RowDecodingState {
     @inline(__always)
     func columnIndex(of name: String) -> Int? {
         let names = row.layout.columnNames
+        let count = row.values.count
         if lastIndex >= 0 {
-            if names[lastIndex] == name { return lastIndex }
+            if lastIndex < count, names[lastIndex] == name { return lastIndex }
             let next = lastIndex + 1
-            if next < names.count, names[next] == name {
+            if next < count, next < names.count, names[next] == name {
                 lastIndex = next
                 return next
             }
-        } else if let first = names.first, first == name {
+        } else if count > 0, let first = names.first, first == name {
             lastIndex = 0
             return 0
         }
+        // Fewer values than names: the row was let go of (a container kept past its row, see
+        // ``RowsDecoder``). Nothing is found, and nothing is learned for the rows to come.
+        if count < names.count { return nil }
         if !missingNames.isEmpty, missingNames.contains(where: { $0.name == name }) { return nil }
-        guard let i = row.layout.index(of: name), i < row.values.count else {
+        guard let i = row.layout.index(of: name) else {
             missingNames.append((name, defaults[name]))
             return nil
         }
@@ -227,6 +231,9 @@ struct RowKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
             return (state.row.values[i], name)
         }
         if let d = state.defaultValue(for: name) { return (d, name) }
+        if state.row.values.count < state.row.columnNames.count {
+            throw DatabaseError.misuse("the row of this container was decoded already: a type decoded by a RowsDecoder must not keep its container")
+        }
         throw DatabaseError.misuse("no column named \(name) in the row; columns are \(state.row.columnNames)")
     }
 
