@@ -126,25 +126,29 @@ final class RowDecodingState {
         row.values = []
     }
 
+    /// Whether the row has fewer values than column names: let go of by ``releaseValues()``.
+    @inline(__always)
+    var isReleased: Bool { row.values.count < row.layout.columnNames.count }
+
     /// The index of the column called `name`, or nil.
     @inline(__always)
     func columnIndex(of name: String) -> Int? {
+        // A released row (a container kept past its row, see ``RowsDecoder``): nothing is
+        // found, and nothing is learned for the rows to come. Past this, every column name
+        // has a value.
+        if isReleased { return nil }
         let names = row.layout.columnNames
-        let count = row.values.count
         if lastIndex >= 0 {
-            if lastIndex < count, names[lastIndex] == name { return lastIndex }
+            if names[lastIndex] == name { return lastIndex }
             let next = lastIndex + 1
-            if next < count, next < names.count, names[next] == name {
+            if next < names.count, names[next] == name {
                 lastIndex = next
                 return next
             }
-        } else if count > 0, let first = names.first, first == name {
+        } else if let first = names.first, first == name {
             lastIndex = 0
             return 0
         }
-        // Fewer values than names: the row was let go of (a container kept past its row, see
-        // ``RowsDecoder``). Nothing is found, and nothing is learned for the rows to come.
-        if count < names.count { return nil }
         if !missingNames.isEmpty, missingNames.contains(where: { $0.name == name }) { return nil }
         guard let i = row.layout.index(of: name) else {
             missingNames.append((name, defaults[name]))
@@ -231,7 +235,7 @@ struct RowKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol
             return (state.row.values[i], name)
         }
         if let d = state.defaultValue(for: name) { return (d, name) }
-        if state.row.values.count < state.row.columnNames.count {
+        if state.isReleased {
             throw DatabaseError.misuse("the row of this container was decoded already: a type decoded by a RowsDecoder must not keep its container")
         }
         throw DatabaseError.misuse("no column named \(name) in the row; columns are \(state.row.columnNames)")
