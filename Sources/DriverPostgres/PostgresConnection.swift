@@ -97,6 +97,14 @@ final class PostgresConnection: DriverConnection {
     /// A read-only COMMIT held back to travel with the next statement (the pool asks for it
     /// to be sent at once when no one is waiting for the connection).
     private var heldCommit: String?
+    /// The BEGIN that opened the transaction whose COMMIT is held back. A read that begins the
+    /// same way ends that transaction and starts its own with one `COMMIT AND CHAIN` (which
+    /// keeps the isolation level and read-only mode) instead of a COMMIT and a BEGIN: the
+    /// server runs one statement fewer per read.
+    private var heldCommitBegin: String?
+    /// The BEGIN sent for the transaction now open on the server, when Unity sent it (nil
+    /// once that transaction ends, or when it began some other way).
+    private var runningBegin: String?
 
     /// The session settings the driver's encoding and decoding rely on, set on every new
     /// connection (so after every reconnect too), after whatever the server's configuration,
@@ -257,6 +265,8 @@ final class PostgresConnection: DriverConnection {
             return true
         }
         heldCommit = sql
+        heldCommitBegin = runningBegin
+        runningBegin = nil
         return true
     }
 
@@ -268,6 +278,7 @@ final class PostgresConnection: DriverConnection {
     func flushHeldWork() {
         guard let handle, let sql = heldCommit else { return }
         heldCommit = nil
+        heldCommitBegin = nil
         if !sendCommitInPipeline(sql, on: handle) {
             // Could not pipeline it: run it and read its answer now.
             PQclear(PQexec(handle, sql))
@@ -308,6 +319,9 @@ final class PostgresConnection: DriverConnection {
 
     /// The COMMIT that ends a read-only transaction (what ``SQLDialect`` renders).
     static let commitSQL = "COMMIT"
+
+    /// Ends a held read and begins the next one with the same characteristics.
+    static let commitAndChainSQL = "COMMIT AND CHAIN"
 
     /// Queues a held-back statement (a read's COMMIT) in the pipeline: as the prepared
     /// statement when it is one already, so the server does not parse it again.
@@ -367,6 +381,7 @@ final class PostgresConnection: DriverConnection {
         guard let result, PQresultStatus(result) == PGRES_COMMAND_OK else {
             throw PGErrorMapping.error(result: result, connection: conn, sql: begin)
         }
+        runningBegin = begin
     }
 
     func makeInterrupter() -> @Sendable () -> Void {
@@ -384,6 +399,8 @@ final class PostgresConnection: DriverConnection {
         pendingBegin = nil
         awaitingCommitReply = false
         heldCommit = nil
+        heldCommitBegin = nil
+        runningBegin = nil
     }
 
     /// The libpq handle, or a ``DatabaseError/misuse(_:)`` when the connection is closed or
@@ -523,17 +540,19 @@ final class PostgresConnection: DriverConnection {
             // parses neither again.
             if statements[PGStatementKey(sql: SQLTextKey(sql), types: parameters.types)] == nil
                 || statements[PGStatementKey(sql: SQLTextKey(begin), types: [])] == nil
-                || statements[PGStatementKey(sql: SQLTextKey(Self.commitSQL), types: [])] == nil {
+                || statements[PGStatementKey(sql: SQLTextKey(Self.commitSQL), types: [])] == nil
+                || statements[PGStatementKey(sql: SQLTextKey(Self.commitAndChainSQL), types: [])] == nil {
                 settleCommit(conn)
             }
             let beginStatement = try statement(for: begin, types: [], on: conn)
             _ = try statement(for: Self.commitSQL, types: [], on: conn)
+            let chainStatement = try statement(for: Self.commitAndChainSQL, types: [], on: conn)
             let statement = try statement(for: sql, types: parameters.types, on: conn)
             try checkParameterCount(statement, bindings.count, sql: sql)
             pendingBegin = nil
             do {
-                return try executeAfterBegin(begin, beginStatement: beginStatement, statement: statement, sql: sql,
-                                             bindingCount: bindings.count, onRow: onRow, on: conn)
+                return try executeAfterBegin(begin, beginStatement: beginStatement, chainStatement: chainStatement,
+                                             statement: statement, sql: sql, bindingCount: bindings.count, onRow: onRow, on: conn)
             } catch PGPipelineFailure.staleStatements {
                 // The server had lost the prepared statements (`DEALLOCATE ALL`, `DISCARD ALL`)
                 // before anything of this transaction ran: prepare them again and retry once.
@@ -550,9 +569,10 @@ final class PostgresConnection: DriverConnection {
                 let retried = try self.statement(for: sql, types: parameters.types, on: conn)
                 let retriedBegin = try self.statement(for: begin, types: [], on: conn)
                 _ = try self.statement(for: Self.commitSQL, types: [], on: conn)
+                let retriedChain = try self.statement(for: Self.commitAndChainSQL, types: [], on: conn)
                 pendingBegin = nil
-                return try executeAfterBegin(begin, beginStatement: retriedBegin, statement: retried, sql: sql,
-                                             bindingCount: bindings.count, onRow: onRow, on: conn)
+                return try executeAfterBegin(begin, beginStatement: retriedBegin, chainStatement: retriedChain,
+                                             statement: retried, sql: sql, bindingCount: bindings.count, onRow: onRow, on: conn)
             }
         }
         var mayRetry = true
@@ -567,6 +587,7 @@ final class PostgresConnection: DriverConnection {
             guard let result else {
                 throw PGErrorMapping.error(result: nil, connection: conn, sql: sql)
             }
+            if runningBegin != nil, Self.changesTransaction(result) { runningBegin = nil }
             switch PQresultStatus(result) {
             case PGRES_TUPLES_OK:
                 if let onRow { try Self.readRows(result, statement: statement, sql: sql, onRow: onRow) }
@@ -589,25 +610,32 @@ final class PostgresConnection: DriverConnection {
     }
 
     /// Sends `begin` and the prepared `statement` in one pipeline and reads both answers: one
-    /// round trip where two statements would cost two.
+    /// round trip where two statements would cost two. A previous read's COMMIT held back goes
+    /// first, or, when that read began with the same `begin`, one `COMMIT AND CHAIN` ends it
+    /// and begins this one.
     private func executeAfterBegin(
-        _ begin: String, beginStatement: PGPreparedStatement, statement: PGPreparedStatement, sql: String, bindingCount: Int,
-        onRow: ((Row) throws -> Void)?, on conn: OpaquePointer
+        _ begin: String, beginStatement: PGPreparedStatement, chainStatement: PGPreparedStatement,
+        statement: PGPreparedStatement, sql: String, bindingCount: Int, onRow: ((Row) throws -> Void)?, on conn: OpaquePointer
     ) throws -> Int {
         // A previous read's COMMIT may still be on its way in this pipeline.
         let commitInFlight = awaitingCommitReply
         guard commitInFlight || PQenterPipelineMode(conn) == 1 else {
             throw PGErrorMapping.error(result: nil, connection: conn, sql: begin)
         }
-        // A previous read's COMMIT held back goes first in this pipeline.
         let held = heldCommit
+        let chains = held != nil && heldCommitBegin == begin
         heldCommit = nil
-        let preamble = held == nil ? 1 : 2
+        heldCommitBegin = nil
+        let preamble = held == nil || chains ? 1 : 2
         var firstError: Error?
         var stale = false
         var changed = 0
-        let sent = (held.map { sendHeld($0, on: conn) } ?? true)
-            && PQsendQueryPrepared(conn, beginStatement.name, 0, nil, nil, nil, 0) == 1
+        var changesTransaction = false
+        let opened = chains
+            ? PQsendQueryPrepared(conn, chainStatement.name, 0, nil, nil, nil, 0) == 1
+            : (held.map { sendHeld($0, on: conn) } ?? true)
+                && PQsendQueryPrepared(conn, beginStatement.name, 0, nil, nil, nil, 0) == 1
+        let sent = opened
             && parameters.withPointers { values, lengths, formats in
                 PQsendQueryPrepared(conn, statement.name, Int32(bindingCount), values, lengths, formats, statement.resultFormat)
             } == 1
@@ -632,6 +660,7 @@ final class PostgresConnection: DriverConnection {
                 case PGRES_PIPELINE_ABORTED:
                     continue
                 case PGRES_TUPLES_OK where query >= preamble:
+                    changesTransaction = changesTransaction || Self.changesTransaction(result)
                     if let onRow, firstError == nil {
                         do {
                             try Self.readRows(result, statement: statement, sql: sql, onRow: onRow)
@@ -642,6 +671,7 @@ final class PostgresConnection: DriverConnection {
                     changed = Self.changedRows(result)
                 case PGRES_COMMAND_OK, PGRES_EMPTY_QUERY, PGRES_TUPLES_OK:
                     if query >= preamble {
+                        changesTransaction = changesTransaction || Self.changesTransaction(result)
                         changed = Self.changedRows(result)
                         if Self.dropsPreparedStatements(sql) { statements.removeAll() }
                     }
@@ -660,6 +690,7 @@ final class PostgresConnection: DriverConnection {
         if PQstatus(conn) == CONNECTION_BAD || !sent {
             throw firstError ?? PGErrorMapping.error(result: nil, connection: conn, sql: sql)
         }
+        runningBegin = changesTransaction ? nil : begin
         if stale { throw PGPipelineFailure.staleStatements }
         if let firstError { throw firstError }
         return changed
@@ -712,6 +743,16 @@ final class PostgresConnection: DriverConnection {
         }
     }
 
+    /// Whether a statement may have begun, ended or reconfigured a transaction (its command
+    /// tag is BEGIN, START TRANSACTION, COMMIT, ROLLBACK, SET, RESET or PREPARE TRANSACTION):
+    /// a read's `COMMIT AND CHAIN` would then carry the wrong characteristics to the next
+    /// read, so the connection stops chaining until its next BEGIN.
+    static func changesTransaction(_ result: OpaquePointer) -> Bool {
+        guard let status = PQcmdStatus(result) else { return true }
+        let tag = String(cString: status)
+        return ["BEGIN", "START", "COMMIT", "ROLLBACK", "SET", "RESET", "PREPARE"].contains { tag.hasPrefix($0) }
+    }
+
     /// Rows changed by an INSERT, UPDATE, DELETE or MERGE; 0 for queries and DDL (libpq
     /// also counts the rows a SELECT returned, which the contract does not want).
     static func changedRows(_ result: OpaquePointer) -> Int {
@@ -757,6 +798,8 @@ final class PostgresConnection: DriverConnection {
         let conn = try readyHandle()
         guard !bindingSets.isEmpty else { return 0 }
         try flushPendingBegin(conn)
+        // Batched statements are not looked at one by one: the transaction is not chained.
+        runningBegin = nil
 
         // Validate and prepare everything before the pipeline starts: a value that cannot
         // be bound must fail the batch before any of it reaches the server.
@@ -899,6 +942,8 @@ final class PostgresConnection: DriverConnection {
         let conn = try readyHandle()
         try SQLText.refuseNUL(in: sql)
         try flushPendingBegin(conn)
+        // A script may end, begin or reconfigure transactions: the transaction is not chained.
+        runningBegin = nil
         let result = PQexec(conn, sql)
         defer { PQclear(result) }
         guard let result else {

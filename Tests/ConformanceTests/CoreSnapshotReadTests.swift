@@ -166,6 +166,68 @@ struct CoreSnapshotReadTests {
         }
     }
 
+    /// Under load, a read's COMMIT waits for the next caller of its connection. When that
+    /// caller is a read too, one `COMMIT AND CHAIN` ends the one and begins the other (the
+    /// server runs one statement fewer per read). The chained read has the read's own
+    /// characteristics and a snapshot of its own; a write after a read is never chained; a
+    /// read that changed its own characteristics (`SET TRANSACTION`) passes nothing on.
+    @Test func aPostgresReadUnderLoadChainsOntoTheReadBeforeIt() async throws {
+        try await withTestDatabase(.postgres, connections: 1) { (db: Database) async throws in
+            try makeTable(db)
+            enum Outcome: Sendable, Equatable {
+                case read(isolation: String?, readOnly: String?)
+                case write(isolation: String?, readOnly: String?)
+            }
+            let outcomes = try await withThrowingTaskGroup(of: Outcome.self) { group -> [Outcome] in
+                for task in 0..<48 {
+                    group.addTask {
+                        switch task % 8 {
+                        case 3:
+                            return try await db.write { conn -> Outcome in
+                                try conn.execute(.insert(SQLInsert(into: "t", values: ["v": .integer(Int64(task))])))
+                                return .write(isolation: try conn.fetchValue(String.self, sql: "SHOW transaction_isolation"),
+                                              readOnly: try conn.fetchValue(String.self, sql: "SHOW transaction_read_only"))
+                            }
+                        case 6:
+                            // Its first statement changes its own isolation level.
+                            return try await db.read { conn -> Outcome in
+                                try conn.execute(sql: "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE")
+                                _ = try conn.fetchValue(Int.self, sql: "SELECT COUNT(*) FROM t")
+                                return .read(isolation: "repeatable read", readOnly: "on")
+                            }
+                        default:
+                            return try await db.read { conn -> Outcome in
+                                .read(isolation: try conn.fetchValue(String.self, sql: "SHOW transaction_isolation"),
+                                      readOnly: try conn.fetchValue(String.self, sql: "SHOW transaction_read_only"))
+                            }
+                        }
+                    }
+                }
+                var outcomes: [Outcome] = []
+                for try await outcome in group { outcomes.append(outcome) }
+                return outcomes
+            }
+            #expect(outcomes.count == 48)
+            for outcome in outcomes {
+                switch outcome {
+                case .read(let isolation, let readOnly):
+                    #expect(isolation == "repeatable read")
+                    #expect(readOnly == "on")
+                case .write(let isolation, let readOnly):
+                    #expect(isolation == "read committed")
+                    #expect(readOnly == "off")
+                }
+            }
+            // Every write was committed, and a read sees them all.
+            #expect(try await db.read { try count($0) } == 6)
+            let chained: Int? = try await db.withConnection { conn -> Int? in
+                try conn.fetchValue(Int.self, sql: "SELECT generic_plans FROM pg_prepared_statements WHERE statement = 'COMMIT AND CHAIN'")
+            }
+            #expect((chained ?? 0) > 0, "no read was chained onto the one before it")
+            #expect(try await db.withConnection { $0.isInTransaction } == false)
+        }
+    }
+
     /// A read's COMMIT may travel with the next statement, but a connection that goes back to
     /// an idle pool sends it at once: it never sits idle inside a transaction.
     @Test func aPostgresConnectionIdlingAfterAReadIsNotInATransaction() throws {

@@ -61,9 +61,11 @@ struct BenchGenModel: BenchRecordModel, Equatable {
     }
 
     /// Generated coding through a `RowReader`: columns resolved once for the cursor.
-    static func streamDecoder() -> (Row) throws -> BenchGenModel {
+    static func streamChecksum(_ cursor: RowCursor) throws -> Checksum {
         var reader = RowReader<BenchGenModel>()
-        return { try reader.decode($0) }
+        var checksum = Checksum()
+        while let row = try cursor.next() { checksum.add(try reader.decode(row).record) }
+        return checksum
     }
 }
 
