@@ -24,6 +24,8 @@ struct CaseResult: Sendable {
     /// judged against (a ratio within it is "no worse").
     var ratioSpread: (low: Double, high: Double)?
     var peakMemoryBytes: Int?
+    /// With `--paired`: each timed run over the raw run just before it.
+    var pairedRatios: [Double]?
     var checksum: Checksum?
     var status: Status
 
@@ -87,6 +89,8 @@ final class BenchRunner {
         let expected = Expectations.output(spec)
         let expectedTable = Expectations.tableAfter(spec)
         var caseResults: [CaseResult] = []
+        // With --paired: raw's runs, one beside each timed run of another subject.
+        var pairedRaw: [Double] = []
         for subject in selected {
             var result = CaseResult(backend: backend, workload: spec.workload, label: spec.label, subject: subject.name, rows: spec.rows,
                                     status: .measured)
@@ -95,21 +99,37 @@ final class BenchRunner {
                 caseResults.append(result)
                 continue
             }
+            if options.paired, subject.name == "raw", selected.count > 1 {
+                // Raw runs beside each other subject's runs; its row is filled in below.
+                caseResults.append(result)
+                continue
+            }
             log("\(backend.rawValue)/\(spec.label)/\(subject.name): \(spec.rows) rows …")
             do {
-                let seconds: [Double]
-                let checksum: Checksum
-                if spec.workload == .stream {
-                    try fixture.prepare(spec)
-                    let (report, peak) = try PeakMemory.runInChild(
-                        backend: backend, subject: subject.name, rows: spec.rows, options: options,
-                        sqlitePath: target.sqlitePath)
-                    seconds = report.seconds
-                    checksum = Checksum(count: report.count, value: UInt64(report.checksum, radix: 16) ?? 0)
-                    result.peakMemoryBytes = peak
+                var seconds: [Double] = []
+                var checksum = Checksum()
+                if options.paired, subject.name != "raw", let raw = selected.first(where: { $0.name == "raw" }) {
+                    // One raw run, then one run of the subject, each after its own warm-up;
+                    // the ratio of each pair, so that a slow minute of the machine slows both.
+                    var single = options
+                    single.iterations = 1
+                    var ratios: [Double] = []
+                    for _ in 0..<options.iterations {
+                        let (rawSeconds, rawChecksum, _) = try await measure(raw, spec: spec, backend: backend, options: single, fixture: fixture)
+                        if rawChecksum != expected { throw BenchError("raw returned \(rawChecksum), expected \(expected)") }
+                        let measured = try await measure(subject, spec: spec, backend: backend, options: single, fixture: fixture)
+                        seconds += measured.seconds
+                        checksum = measured.checksum
+                        if let peak = measured.peak { result.peakMemoryBytes = max(result.peakMemoryBytes ?? 0, peak) }
+                        pairedRaw.append(contentsOf: rawSeconds)
+                        if let subjectRun = measured.seconds.first, let rawRun = rawSeconds.first, rawRun > 0 {
+                            ratios.append(subjectRun / rawRun)
+                        }
+                    }
+                    result.pairedRatios = ratios
                 } else {
-                    (seconds, checksum) = try await Self.iterate(
-                        subject: subject, spec: spec, target: target, options: options, fixture: fixture)
+                    let measured = try await measure(subject, spec: spec, backend: backend, options: options, fixture: fixture)
+                    (seconds, checksum, result.peakMemoryBytes) = measured
                 }
                 result.medianSeconds = Self.median(seconds)
                 result.minSeconds = seconds.min()
@@ -129,8 +149,20 @@ final class BenchRunner {
             if case .failed(let message) = result.status { log("  FAILED: \(message)") }
             caseResults.append(result)
         }
+        if options.paired, !pairedRaw.isEmpty, let rawIndex = caseResults.firstIndex(where: { $0.subject == "raw" }) {
+            // Raw's row shows every raw run of the pairs.
+            caseResults[rawIndex].medianSeconds = Self.median(pairedRaw)
+            caseResults[rawIndex].minSeconds = pairedRaw.min()
+            caseResults[rawIndex].maxSeconds = pairedRaw.max()
+        }
         let rawMedian = caseResults.first { $0.subject == "raw" }?.medianSeconds
         for index in caseResults.indices {
+            if let ratios = caseResults[index].pairedRatios, let median = Self.median(ratios), let low = ratios.min(),
+               let high = ratios.max() {
+                caseResults[index].ratioToRaw = median
+                caseResults[index].ratioSpread = (low, high)
+                continue
+            }
             if let rawMedian, rawMedian > 0, let median = caseResults[index].medianSeconds {
                 caseResults[index].ratioToRaw = median / rawMedian
                 if let low = caseResults[index].minSeconds, let high = caseResults[index].maxSeconds {
@@ -140,6 +172,21 @@ final class BenchRunner {
         }
         // Cases the user did not select (raw run only for the ratio) still show: they are measured.
         results += caseResults
+    }
+
+    /// Times `subject` on one case with `options`' warm-ups and iterations: in a child process
+    /// for a stream (its peak memory is the point), in this one otherwise.
+    private func measure(
+        _ subject: any BenchSubject, spec: WorkloadSpec, backend: Backend, options: BenchOptions, fixture: any BenchFixture
+    ) async throws -> (seconds: [Double], checksum: Checksum, peak: Int?) {
+        if spec.workload == .stream {
+            try fixture.prepare(spec)
+            let (report, peak) = try PeakMemory.runInChild(
+                backend: backend, subject: subject.name, rows: spec.rows, options: options, sqlitePath: target.sqlitePath)
+            return (report.seconds, Checksum(count: report.count, value: UInt64(report.checksum, radix: 16) ?? 0), peak)
+        }
+        let (seconds, checksum) = try await Self.iterate(subject: subject, spec: spec, target: target, options: options, fixture: fixture)
+        return (seconds, checksum, nil)
     }
 
     /// Opens a session and runs warm-ups plus timed iterations, seeding before each run.

@@ -14,6 +14,8 @@ struct BenchOptions: Sendable {
     var iterations = 5
     /// Untimed warm-up runs per case.
     var warmups = 1
+    /// Pair every timed run of a subject with a raw run just before it (`--paired`).
+    var paired = false
     /// Where to write the JSON report.
     var jsonPath: String?
     /// The PostgreSQL URL (`--postgres` or `UNITY_POSTGRES_URL`).
@@ -45,6 +47,8 @@ struct BenchOptions: Sendable {
                               The "raw" baseline of a selected case always runs too (for the ratio).
           --iterations N      timed runs per case (default 5); the median is reported
           --warmup N          untimed warm-up runs per case (default 1)
+          --paired            time each subject run right after a raw run of its own and report the
+                              median of the per-pair ratios: drift on a shared machine cancels out
           --json FILE         also write the results as JSON
           --postgres URL      PostgreSQL to use (default: $UNITY_POSTGRES_URL); without one it is skipped
           --require-postgres  make a missing PostgreSQL URL an error
@@ -77,6 +81,7 @@ struct BenchOptions: Sendable {
             case "--only": options.only += try value(argument).split(separator: ",").map(String.init)
             case "--iterations": options.iterations = try count(argument, minimum: 1); iterationsGiven = true
             case "--warmup": options.warmups = try count(argument, minimum: 0); warmupsGiven = true
+            case "--paired": options.paired = true
             case "--json": options.jsonPath = try value(argument)
             case "--postgres": options.postgresURL = try value(argument)
             case "--require-postgres": options.requirePostgres = true
