@@ -89,8 +89,11 @@ final class BenchRunner {
         let expected = Expectations.output(spec)
         let expectedTable = Expectations.tableAfter(spec)
         var caseResults: [CaseResult] = []
-        // With --paired: raw's runs, one beside each timed run of another subject.
+        // With --paired: raw's runs, one beside each timed run of another subject (raw runs on
+        // its own when no other subject runs this case).
         var pairedRaw: [Double] = []
+        let pairsWithRaw = options.paired
+            && selected.contains { $0.name != "raw" && $0.unsupportedReason(spec.workload) == nil }
         for subject in selected {
             var result = CaseResult(backend: backend, workload: spec.workload, label: spec.label, subject: subject.name, rows: spec.rows,
                                     status: .measured)
@@ -99,7 +102,7 @@ final class BenchRunner {
                 caseResults.append(result)
                 continue
             }
-            if options.paired, subject.name == "raw", selected.count > 1 {
+            if pairsWithRaw, subject.name == "raw" {
                 // Raw runs beside each other subject's runs; its row is filled in below.
                 caseResults.append(result)
                 continue
@@ -108,7 +111,7 @@ final class BenchRunner {
             do {
                 var seconds: [Double] = []
                 var checksum = Checksum()
-                if options.paired, subject.name != "raw", let raw = selected.first(where: { $0.name == "raw" }) {
+                if pairsWithRaw, subject.name != "raw", let raw = selected.first(where: { $0.name == "raw" }) {
                     // One raw run, then one run of the subject, each after its own warm-up;
                     // the ratio of each pair, so that a slow minute of the machine slows both.
                     var single = options
