@@ -750,8 +750,12 @@ final class PostgresConnection: DriverConnection {
     static func changesTransaction(_ result: OpaquePointer) -> Bool {
         guard let status = PQcmdStatus(result) else { return true }
         let tag = String(cString: status)
-        return ["BEGIN", "START", "COMMIT", "ROLLBACK", "SET", "RESET", "PREPARE"].contains { tag.hasPrefix($0) }
+        return transactionTags.contains { tag.hasPrefix($0) }
     }
+
+    /// The command tags of ``changesTransaction(_:)``, built once (it runs on every statement
+    /// of a read).
+    private static let transactionTags = ["BEGIN", "START", "COMMIT", "ROLLBACK", "SET", "RESET", "PREPARE"]
 
     /// Rows changed by an INSERT, UPDATE, DELETE or MERGE; 0 for queries and DDL (libpq
     /// also counts the rows a SELECT returned, which the contract does not want).
