@@ -38,6 +38,9 @@ public struct PostgresDriver: DatabaseDriver {
     /// A uniform pool of ``connections`` connections: PostgreSQL serves concurrent writers.
     public var poolShape: PoolShape { .uniform(connections: connections) }
 
+    /// True: independent queries share one pipeline (one round trip).
+    public var pipelinesIndependentQueries: Bool { true }
+
     /// Opens a connection; `role` is ignored because every PostgreSQL connection may write.
     /// Throws ``DatabaseError/connectionFailed(_:)`` with libpq's message when the server
     /// cannot be reached, refuses the login, or the search path cannot be set.

@@ -916,6 +916,159 @@ final class PostgresConnection: DriverConnection {
         return changed
     }
 
+    // MARK: - Independent queries
+
+    /// Sends the queries in one pipeline and reads their answers: one round trip for all.
+    ///
+    /// One Sync ends the pipeline, since libpq 15 sends each Sync on its own: the queries run
+    /// in one implicit transaction, each with its own snapshot under the session's
+    /// `READ COMMITTED`. When one fails, the server skips the rest of the pipeline; those are
+    /// sent again in a new one, so each caller sees only its own query's failure. A held
+    /// read's COMMIT goes first in the same pipeline.
+    func executeIndependently(_ queries: [RenderedSQL], onRow: (_ statement: Int, _ row: Row) throws -> Void) -> [Error?] {
+        var outcomes = [Error?](repeating: nil, count: queries.count)
+        let conn: OpaquePointer
+        do {
+            conn = try readyHandle(keepingCommitReply: true)
+        } catch {
+            return outcomes.map { _ in error }
+        }
+        // Only on a connection with nothing open but a held read's COMMIT (how the pool lends
+        // one); anything else runs the queries one by one.
+        let idle = PQtransactionStatus(conn) == PQTRANS_IDLE || heldCommit != nil || awaitingCommitReply
+        guard pendingBegin == nil, idle, queries.count > 1 else { return executeOneByOne(queries, onRow: onRow) }
+        var pending = Array(queries.indices)
+        // Each round runs at least its first query to an outcome, so the rounds end.
+        var retriedStale = false
+        while !pending.isEmpty {
+            let round = runPipelineRound(queries, pending, onRow: onRow, on: conn, outcomes: &outcomes)
+            pending = round.notRun
+            if round.staleStatements && !retriedStale {
+                // The server had lost prepared statements: prepare them again once.
+                retriedStale = true
+                statements.removeAll()
+                pending = (round.stale + pending).sorted()
+                for index in round.stale { outcomes[index] = nil }
+            }
+        }
+        return outcomes
+    }
+
+    /// One pipeline over `indices`: returns the queries the server skipped after a failure
+    /// (to send again) and those that failed on a lost prepared statement.
+    private func runPipelineRound(
+        _ queries: [RenderedSQL], _ indices: [Int], onRow: (_ statement: Int, _ row: Row) throws -> Void,
+        on conn: OpaquePointer, outcomes: inout [Error?]
+    ) -> (notRun: [Int], stale: [Int], staleStatements: Bool) {
+        func failAll(_ list: [Int], _ error: Error) {
+            for index in list where outcomes[index] == nil { outcomes[index] = error }
+        }
+        // Prepare outside the pipeline (only a query not prepared yet on this connection pays
+        // for it, and for the wait for a held COMMIT's answer first).
+        evictionFloor = useCounter + 1
+        defer { evictionFloor = 0 }
+        var types: [Int: [Oid]] = [:]
+        for index in indices {
+            parameters.reset()
+            do {
+                try parameters.append(contentsOf: queries[index].bindings)
+                types[index] = parameters.types
+            } catch {
+                outcomes[index] = error
+            }
+        }
+        if types.contains(where: { statements[PGStatementKey(sql: SQLTextKey(queries[$0.key].sql), types: $0.value)] == nil }) {
+            settleCommit(conn)
+        }
+        var prepared: [(index: Int, statement: PGPreparedStatement)] = []
+        for index in indices {
+            guard let parameterTypes = types[index] else { continue }
+            do {
+                let statement = try statement(for: queries[index].sql, types: parameterTypes, on: conn)
+                try checkParameterCount(statement, queries[index].bindings.count, sql: queries[index].sql)
+                prepared.append((index, statement))
+            } catch {
+                outcomes[index] = error
+            }
+        }
+        guard !prepared.isEmpty else { return ([], [], false) }
+        if heldCommit != nil { flushHeldWork() }
+        let commitInFlight = awaitingCommitReply
+        guard commitInFlight || PQenterPipelineMode(conn) == 1 else {
+            failAll(prepared.map(\.index), PGErrorMapping.error(result: nil, connection: conn, sql: queries[prepared[0].index].sql))
+            return ([], [], false)
+        }
+        var sent = 0
+        for (index, statement) in prepared {
+            parameters.reset()
+            let encoded = (try? parameters.append(contentsOf: queries[index].bindings)) != nil
+            guard encoded, parameters.withPointers({ values, lengths, formats in
+                PQsendQueryPrepared(conn, statement.name, Int32(queries[index].bindings.count), values, lengths, formats, statement.resultFormat)
+            }) == 1 else { break }
+            sent += 1
+        }
+        let synced = sent > 0 && PQpipelineSync(conn) == 1
+        if commitInFlight { readCommitReply(conn) }
+        var notRun: [Int] = []
+        var stale: [Int] = []
+        if synced {
+            // Each query's answers end with a NULL; the sync point ends the pipeline.
+            var position = 0
+            var emptyReads = 0
+            reading: while PQstatus(conn) != CONNECTION_BAD {
+                guard let result = PQgetResult(conn) else {
+                    position += 1
+                    emptyReads += 1
+                    if emptyReads > 4 { break reading }
+                    continue
+                }
+                emptyReads = 0
+                defer { PQclear(result) }
+                let status = PQresultStatus(result)
+                if status == PGRES_PIPELINE_SYNC { break reading }
+                guard position < sent else { continue }
+                let (index, statement) = prepared[position]
+                let sql = queries[index].sql
+                switch status {
+                case PGRES_TUPLES_OK:
+                    guard outcomes[index] == nil else { continue }
+                    do {
+                        try Self.readRows(result, statement: statement, sql: sql) { try onRow(index, $0) }
+                    } catch {
+                        outcomes[index] = error
+                    }
+                case PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
+                    continue
+                case PGRES_PIPELINE_ABORTED:
+                    notRun.append(index)
+                default:
+                    let state = PQresultErrorField(result, PGErrorMapping.fieldSQLState).map { String(cString: $0) }
+                    let message = PQresultErrorMessage(result).map { String(cString: $0) } ?? ""
+                    if state == "26000" || (state == "0A000" && message.contains("cached plan must not change result type")) {
+                        stale.append(index)
+                    }
+                    outcomes[index] = PGErrorMapping.error(result: result, connection: conn, sql: sql)
+                }
+            }
+        }
+        if PQexitPipelineMode(conn) != 1, PQstatus(conn) != CONNECTION_BAD {
+            Self.drainResults(on: conn)
+            _ = PQexitPipelineMode(conn)
+        }
+        runningBegin = nil
+        if PQstatus(conn) == CONNECTION_BAD || !synced {
+            // What did not come back is lost with the connection.
+            let error = PGErrorMapping.error(result: nil, connection: conn, sql: queries[prepared[0].index].sql)
+            failAll(prepared.map(\.index).filter { !notRun.contains($0) }, error)
+            failAll(notRun, error)
+            return ([], [], false)
+        }
+        // Queries never sent (a send that failed on a healthy connection) go in the next round.
+        notRun.append(contentsOf: prepared.dropFirst(sent).map(\.index))
+        for index in notRun { outcomes[index] = nil }
+        return (notRun, stale, !stale.isEmpty)
+    }
+
     // MARK: - Cursors
 
     func openCursor(_ sql: String, bindings: [DatabaseValue]) throws -> any DriverCursor {

@@ -10,9 +10,18 @@ public protocol DatabaseDriver: Sendable {
     var dialect: SQLDialect { get }
     /// How many connections of each role the pool should hold.
     var poolShape: PoolShape { get }
+    /// True when ``DriverConnection/executeIndependently(_:onRow:)`` sends its statements in
+    /// one round trip, so that ``DatabaseConfiguration/pipelinesConcurrentQueries`` pays.
+    /// The default is false.
+    var pipelinesIndependentQueries: Bool { get }
     /// Opens a new connection for `role`. Throws ``DatabaseError/connectionFailed(_:)`` when
     /// the database cannot be reached or opened.
     func connect(role: ConnectionRole) throws -> any DriverConnection
+}
+
+extension DatabaseDriver {
+    /// False: queries run one round trip each.
+    public var pipelinesIndependentQueries: Bool { false }
 }
 
 /// How a pool divides its connections.
@@ -61,6 +70,14 @@ public protocol DriverConnection: AnyObject {
     @discardableResult
     func executeBatch(_ sql: String, bindingSets: [[DatabaseValue]]) throws -> Int
 
+    /// Runs independent queries that only read, on a connection with no transaction open,
+    /// passing each row to `onRow` with the index of its statement, and returns each
+    /// statement's outcome (nil when it ran, its error otherwise), in order.
+    ///
+    /// Each query sees what is committed when it runs, as if run one after another; one
+    /// query's failure is its own. A driver may send them in one round trip (PostgreSQL:
+    /// one pipeline). The default runs them one after another (``executeOneByOne(_:onRow:)``).
+    func executeIndependently(_ statements: [RenderedSQL], onRow: (_ statement: Int, _ row: Row) throws -> Void) -> [Error?]
     /// Opens a cursor that streams the rows of one statement without holding them all in
     /// memory. While a cursor is open, the connection runs nothing else.
     func openCursor(_ sql: String, bindings: [DatabaseValue]) throws -> any DriverCursor
@@ -122,6 +139,28 @@ public protocol DriverConnection: AnyObject {
 }
 
 extension DriverConnection {
+    /// ``executeOneByOne(_:onRow:)``.
+    public func executeIndependently(_ statements: [RenderedSQL], onRow: (_ statement: Int, _ row: Row) throws -> Void) -> [Error?] {
+        executeOneByOne(statements, onRow: onRow)
+    }
+
+    /// Runs each statement with ``execute(_:bindings:onRow:)``, one after another, and
+    /// returns each one's outcome: what ``executeIndependently(_:onRow:)`` does when the
+    /// driver has nothing better.
+    public func executeOneByOne(_ statements: [RenderedSQL], onRow: (_ statement: Int, _ row: Row) throws -> Void) -> [Error?] {
+        // `execute` calls its `onRow` only while it runs.
+        withoutActuallyEscaping(onRow) { onRow in
+            statements.indices.map { index in
+                do {
+                    _ = try execute(statements[index].sql, bindings: statements[index].bindings) { try onRow(index, $0) }
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+        }
+    }
+
     /// ``isUsable``: an engine with no server cannot lose its connection while idle.
     public func isAliveAfterIdling() -> Bool { isUsable }
 

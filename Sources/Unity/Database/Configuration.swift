@@ -24,14 +24,39 @@ public struct DatabaseConfiguration: Sendable {
     /// with ``DatabaseError/connectionLost(_:)`` and the pool drops the idle connections
     /// opened before it, so at most that one call fails. 0 checks every checkout.
     public var livenessCheckAfterIdle: Double
+    /// When true, the async one-statement reads (``Database/fetchOne(_:)-(SQLStatement)``
+    /// and ``Database/fetchAll(_:)-(SQLStatement)`` of an AST `SELECT`) that queue up while
+    /// every connection is busy share a connection: a Unity thread takes the queued ones
+    /// together and sends them in one pipeline, one round trip for all, where each would
+    /// otherwise cost one round trip and two thread hand-offs. Npgsql calls this
+    /// multiplexing. PostgreSQL only (the driver's
+    /// ``DatabaseDriver/pipelinesIndependentQueries``); elsewhere it changes nothing.
+    ///
+    /// Off by default, because queries that share a pipeline wait for each other:
+    /// - A slow query delays the queries queued behind it in its pipeline (at most
+    ///   ``pipelinedQueriesLimit`` of them), where each would otherwise take the next free
+    ///   connection. Turn it on for a server's many short lookups.
+    /// - The queries of one pipeline run in one implicit transaction on the server (one Sync:
+    ///   PostgreSQL 15's libpq sends every Sync by itself). Each query still takes its own
+    ///   snapshot under `READ COMMITTED`, and a query that fails is reported to its own caller
+    ///   only: those after it in the pipeline run again. But a function with side effects
+    ///   called by an earlier query of a pipeline that then fails is rolled back with it.
+    /// - A query that shares a pipeline is not interrupted by its task's cancellation (an
+    ///   interrupt would stop whichever query the server runs at that instant): it finishes.
+    ///   A task cancelled while its query still waits for a thread is resumed at once.
+    public var pipelinesConcurrentQueries: Bool
+    /// At most how many queued queries share one pipeline when
+    /// ``pipelinesConcurrentQueries`` is on.
+    public static let pipelinedQueriesLimit = 16
 
     /// Creates a configuration.
     public init(checkoutTimeout: Double = 10, echo: Bool = false, logger: Logger = Logger(label: "unity.sql"), asyncThreads: Int? = nil,
-                livenessCheckAfterIdle: Double = 0.5) {
+                livenessCheckAfterIdle: Double = 0.5, pipelinesConcurrentQueries: Bool = false) {
         self.checkoutTimeout = checkoutTimeout
         self.echo = echo
         self.logger = logger
         self.asyncThreads = asyncThreads
         self.livenessCheckAfterIdle = livenessCheckAfterIdle
+        self.pipelinesConcurrentQueries = pipelinesConcurrentQueries
     }
 }

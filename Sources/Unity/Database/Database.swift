@@ -27,12 +27,15 @@ public final class Database: Sendable {
     /// Runs the async API's reads when readers are a pool of their own (SQLite), so that an
     /// async read never queues behind async writes waiting for the one writer.
     let readerExecutor: BlockingExecutor?
+    /// ``DatabaseConfiguration/pipelinesConcurrentQueries``, where the driver pipelines.
+    let pipelinesQueries: Bool
 
     /// Opens a database through `driver`. The first connection is opened at once, so a bad
     /// path or URL fails here with ``DatabaseError/connectionFailed(_:)``.
     public init(driver: some DatabaseDriver, configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
         self.dialect = driver.dialect
         self.configuration = configuration
+        pipelinesQueries = configuration.pipelinesConcurrentQueries && driver.pipelinesIndependentQueries
         // Nested checkouts (a write inside a read, a read beside a cursor) may open up to one
         // pool's worth of extra connections rather than deadlock; SQLite's single writer
         // never has a second (a nested write there waits for it, which cannot deadlock:
@@ -240,6 +243,7 @@ public final class Database: Sendable {
     /// BEGIN/COMMIT around it), anything else in a read-only transaction.
     public func fetchAll(_ statement: SQLStatement) async throws -> [Row] {
         if case .select = statement {
+            if pipelinesQueries { return try await runQueryAsync(statement, firstRowOnly: false) }
             return try await runAsync(role: .reader) { try $0.fetchAll(statement) }
         }
         return try await read { try $0.fetchAll(statement) }
@@ -248,6 +252,7 @@ public final class Database: Sendable {
     /// ``fetchOne(_:)`` for async code; runs like ``fetchAll(_:)-(SQLStatement)``.
     public func fetchOne(_ statement: SQLStatement) async throws -> Row? {
         if case .select = statement {
+            if pipelinesQueries { return try await runQueryAsync(statement, firstRowOnly: true).first }
             return try await runAsync(role: .reader) { try $0.fetchOne(statement) }
         }
         return try await read { try $0.fetchOne(statement) }
@@ -299,6 +304,97 @@ public final class Database: Sendable {
         } onCancel: {
             call.cancel()
         }
+    }
+}
+
+extension Database {
+    /// Queues one AST SELECT for a Unity thread, which may send it in one pipeline with the
+    /// queries queued beside it (``DatabaseConfiguration/pipelinesConcurrentQueries``).
+    fileprivate func runQueryAsync(_ statement: SQLStatement, firstRowOnly: Bool) async throws -> [Row] {
+        let query = QueuedQuery(database: self, statement: statement, firstRowOnly: firstRowOnly)
+        let executor = readerExecutor ?? writerExecutor
+        return try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<[Row], Error>) in
+                guard query.call.attach(continuation) else { return }
+                executor.submit(query)
+            }
+        } onCancel: {
+            query.call.cancel()
+        }
+    }
+
+    /// Runs queries that a Unity thread took from its queue together: one alone as any async
+    /// call (on a connection of its own, interruptible), several on one connection with
+    /// ``DriverConnection/executeIndependently(_:onRow:)``. Each caller gets its own outcome.
+    func runQueries(_ batch: [QueuedQuery]) {
+        // Queries cancelled while they waited were resumed already: they do not run.
+        let queries = batch.filter { $0.call.start() }
+        if queries.count == 1, let query = queries.first {
+            let outcome = Result {
+                try lendPooledConnection(role: .reader, cancellation: query.call) { conn -> [Row] in
+                    if query.firstRowOnly { return try conn.fetchOne(query.statement).map { [$0] } ?? [] }
+                    return try conn.fetchAll(query.statement)
+                }
+            }
+            query.call.finish(outcome)
+            return
+        }
+        guard !queries.isEmpty else { return }
+        var outcomes = [Result<[Row], Error>?](repeating: nil, count: queries.count)
+        // Rendering can refuse a statement (an empty identifier…): that caller alone fails.
+        var rendered: [RenderedSQL] = []
+        var renderedIndex: [Int] = []
+        rendered.reserveCapacity(queries.count)
+        for (index, query) in queries.enumerated() {
+            do {
+                let sql = try dialect.render(query.statement)
+                if configuration.echo {
+                    configuration.logger.info("\(sql.sql)", metadata: sql.bindings.isEmpty ? nil : ["bindings": "\(sql.bindings.count)"])
+                }
+                rendered.append(sql)
+                renderedIndex.append(index)
+            } catch {
+                outcomes[index] = .failure(error)
+            }
+        }
+        if !rendered.isEmpty {
+            let pool = readers ?? writers
+            do {
+                let connection = try pool.checkout(timeout: configuration.checkoutTimeout)
+                var rows = [[Row]](repeating: [], count: rendered.count)
+                let errors = connection.executeIndependently(rendered) { statement, row in
+                    if rows[statement].isEmpty || !queries[renderedIndex[statement]].firstRowOnly {
+                        rows[statement].append(row)
+                    }
+                }
+                pool.checkin(connection)
+                for (statement, index) in renderedIndex.enumerated() {
+                    outcomes[index] = errors[statement].map { .failure($0) } ?? .success(rows[statement])
+                }
+            } catch {
+                for index in renderedIndex { outcomes[index] = .failure(error) }
+            }
+        }
+        for (index, query) in queries.enumerated() {
+            query.call.finish(outcomes[index] ?? .failure(DatabaseError.misuse("a pipelined query got no outcome")))
+        }
+    }
+}
+
+/// An AST SELECT queued by the async API for a Unity thread (see
+/// ``DatabaseConfiguration/pipelinesConcurrentQueries``).
+final class QueuedQuery: Sendable {
+    /// The database whose connections run it (every query of one executor has the same).
+    let database: Database
+    let statement: SQLStatement
+    /// True for `fetchOne`: rows after the first are not kept.
+    let firstRowOnly: Bool
+    let call = AsyncCall<[Row]>()
+
+    init(database: Database, statement: SQLStatement, firstRowOnly: Bool) {
+        self.database = database
+        self.statement = statement
+        self.firstRowOnly = firstRowOnly
     }
 }
 
@@ -474,7 +570,14 @@ final class BlockingExecutor: @unchecked Sendable {
     private let condition = NSCondition()
     /// Run by a thread that finds no job, before it waits for one.
     var onIdle: (@Sendable () -> Void)?
-    private var jobs: [@Sendable () -> Void] = []
+    private var jobs: [Job] = []
+
+    /// Work for a Unity thread: a closure, or a query that may run with the queries queued
+    /// right after it (see ``Database/runQueries(_:)``).
+    private enum Job {
+        case work(@Sendable () -> Void)
+        case query(QueuedQuery)
+    }
     private var head = 0
     private var started = 0
     private var idleThreads = 0
@@ -486,6 +589,15 @@ final class BlockingExecutor: @unchecked Sendable {
     }
 
     func submit(_ job: @escaping @Sendable () -> Void) {
+        enqueue(.work(job))
+    }
+
+    /// Queues a query that may share a pipeline with the queries queued beside it.
+    func submit(_ query: QueuedQuery) {
+        enqueue(.query(query))
+    }
+
+    private func enqueue(_ job: Job) {
         condition.lock()
         jobs.append(job)
         let needThread = idleThreads == 0 && started < maxThreads
@@ -529,12 +641,26 @@ final class BlockingExecutor: @unchecked Sendable {
             }
             let job = jobs[head]
             head += 1
+            var queries: [QueuedQuery] = []
+            if case .query(let first) = job {
+                // A thread takes its share of the queries queued in a row (the queue split
+                // over the threads, up to the limit), so every connection keeps working.
+                let share = min(DatabaseConfiguration.pipelinedQueriesLimit, (jobs.count - head + maxThreads) / maxThreads)
+                queries.append(first)
+                while queries.count < share, head < jobs.count, case .query(let next) = jobs[head] {
+                    queries.append(next)
+                    head += 1
+                }
+            }
             if head > 64 && head * 2 > jobs.count {
                 jobs.removeFirst(head)
                 head = 0
             }
             condition.unlock()
-            job()
+            switch job {
+            case .work(let work): work()
+            case .query(let first): first.database.runQueries(queries)
+            }
             condition.lock()
         }
     }

@@ -10,19 +10,27 @@ import Foundation
 ///
 /// In the `concurrent` workload each lookup is one call: `try await db.read { conn in try
 /// conn.fetchOne(...) }` (the README's form, subject `core`) or the async single-statement
-/// `try await db.fetchOne(...)` (subject `core-async`, which runs that workload only).
+/// `try await db.fetchOne(...)` (subject `core-async`, which runs that workload only), and the
+/// same with `DatabaseConfiguration.pipelinesConcurrentQueries` on (subject `core-pipelined`:
+/// queued lookups share a pipeline on PostgreSQL; SQLite ignores the setting).
 struct CoreSubject: BenchSubject {
     /// How the `concurrent` workload calls Unity.
-    enum Form: Sendable { case readClosure, asyncStatement }
+    enum Form: Sendable { case readClosure, asyncStatement, pipelinedStatement }
 
     let backend: Backend
     var form: Form = .readClosure
-    var name: String { form == .readClosure ? "core" : "core-async" }
+    var name: String {
+        switch form {
+        case .readClosure: "core"
+        case .asyncStatement: "core-async"
+        case .pipelinedStatement: "core-pipelined"
+        }
+    }
     var runsConcurrent: Bool { true }
-    var concurrentOnly: Bool { form == .asyncStatement }
+    var concurrentOnly: Bool { form != .readClosure }
 
     func unsupportedReason(_ workload: Workload) -> String? {
-        if form == .asyncStatement && workload != .concurrent { return "core-async runs the concurrent workload only" }
+        if form != .readClosure && workload != .concurrent { return "\(name) runs the concurrent workload only" }
         return workload == .upsert ? "the upsert workload measures the SQL-first flavor's duplicate rules" : nil
     }
 
@@ -30,12 +38,13 @@ struct CoreSubject: BenchSubject {
         // A pool of 8 (SQLite: 8 readers beside the writer): the concurrent workload's pool.
         // The other workloads use one connection at a time, so the size does not change them.
         let pool = ConcurrentLookups.poolSize
+        let configuration = DatabaseConfiguration(pipelinesConcurrentQueries: form == .pipelinedStatement)
         switch backend {
         case .sqlite:
-            return CoreSession(database: try Database(driver: SQLiteDriver(path: target.sqlitePath, readers: pool)), form: form)
+            return CoreSession(database: try Database(driver: SQLiteDriver(path: target.sqlitePath, readers: pool), configuration: configuration), form: form)
         case .postgres:
             guard let url = target.postgresURL else { throw BenchError("no PostgreSQL URL") }
-            return CoreSession(database: try Database(driver: PostgresDriver(url, connections: pool)), form: form)
+            return CoreSession(database: try Database(driver: PostgresDriver(url, connections: pool), configuration: configuration), form: form)
         }
     }
 }
@@ -186,13 +195,14 @@ final class CoreSession: BenchSession {
                     }
                     return checksum
                 }
-            case .asyncStatement:
+            case .asyncStatement, .pipelinedStatement:
+                let name = form == .asyncStatement ? "core-async" : "core-pipelined"
                 checksum = try await ConcurrentLookups.runTasks(spec.tasks, rows: rows) { indices in
                     var checksum = Checksum()
                     for index in indices {
                         let id = BenchData.lookupID(index, tableRows: tableRows)
                         guard let row = try await database.fetchOne(.select(Self.selectRecords.where(SQLExpression.column("id").equals(id))))
-                        else { throw BenchError("core-async: no record \(id)") }
+                        else { throw BenchError("\(name): no record \(id)") }
                         checksum.add(try Self.record(row))
                     }
                     return checksum
