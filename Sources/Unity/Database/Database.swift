@@ -570,7 +570,7 @@ final class BlockingExecutor: @unchecked Sendable {
     private let condition = NSCondition()
     /// Run by a thread that finds no job, before it waits for one.
     var onIdle: (@Sendable () -> Void)?
-    private var jobs: [Job] = []
+    private var jobs = JobQueue()
 
     /// Work for a Unity thread: a closure, or a query that may run with the queries queued
     /// right after it (see ``Database/runQueries(_:)``).
@@ -578,7 +578,40 @@ final class BlockingExecutor: @unchecked Sendable {
         case work(@Sendable () -> Void)
         case query(QueuedQuery)
     }
-    private var head = 0
+
+    /// The queued jobs, first in first out: a ring buffer, so that taking a job never moves
+    /// the others (a queue as deep as a server's waiting callers stays cheap).
+    private struct JobQueue {
+        private var slots: [Job?] = Array(repeating: nil, count: 64)
+        private var start = 0
+        private(set) var count = 0
+
+        var isEmpty: Bool { count == 0 }
+
+        /// The job ``pop()`` would return.
+        var first: Job? { count == 0 ? nil : slots[start] }
+
+        mutating func push(_ job: Job) {
+            if count == slots.count {
+                // Full: unroll into a buffer twice the size, oldest first.
+                var grown: [Job?] = (0..<count).map { slots[(start + $0) % slots.count] }
+                grown.append(contentsOf: repeatElement(nil, count: slots.count))
+                slots = grown
+                start = 0
+            }
+            slots[(start + count) % slots.count] = job
+            count += 1
+        }
+
+        mutating func pop() -> Job? {
+            guard count > 0 else { return nil }
+            let job = slots[start]
+            slots[start] = nil
+            start = (start + 1) % slots.count
+            count -= 1
+            return job
+        }
+    }
     private var started = 0
     private var idleThreads = 0
     private var stopping = false
@@ -599,7 +632,7 @@ final class BlockingExecutor: @unchecked Sendable {
 
     private func enqueue(_ job: Job) {
         condition.lock()
-        jobs.append(job)
+        jobs.push(job)
         let needThread = idleThreads == 0 && started < maxThreads
         if needThread { started += 1 }
         condition.signal()
@@ -615,14 +648,14 @@ final class BlockingExecutor: @unchecked Sendable {
     var queuedCount: Int {
         condition.lock()
         defer { condition.unlock() }
-        return jobs.count - head
+        return jobs.count
     }
 
     private func work() {
         condition.lock()
         while true {
             var idleHookRan = false
-            while head == jobs.count && !stopping {
+            while jobs.isEmpty && !stopping {
                 if let onIdle, !idleHookRan {
                     idleHookRan = true
                     condition.unlock()
@@ -634,27 +667,22 @@ final class BlockingExecutor: @unchecked Sendable {
                 condition.wait()
                 idleThreads -= 1
             }
-            if head == jobs.count && stopping {
+            guard let job = jobs.pop() else {
+                // Stopping, and nothing is left to run.
                 started -= 1
                 condition.unlock()
                 return
             }
-            let job = jobs[head]
-            head += 1
             var queries: [QueuedQuery] = []
             if case .query(let first) = job {
                 // A thread takes its share of the queries queued in a row (the queue split
                 // over the threads, up to the limit), so every connection keeps working.
-                let share = min(DatabaseConfiguration.pipelinedQueriesLimit, (jobs.count - head + maxThreads) / maxThreads)
+                let share = min(DatabaseConfiguration.pipelinedQueriesLimit, (jobs.count + maxThreads) / maxThreads)
                 queries.append(first)
-                while queries.count < share, head < jobs.count, case .query(let next) = jobs[head] {
+                while queries.count < share, case .query(let next)? = jobs.first {
                     queries.append(next)
-                    head += 1
+                    _ = jobs.pop()
                 }
-            }
-            if head > 64 && head * 2 > jobs.count {
-                jobs.removeFirst(head)
-                head = 0
             }
             condition.unlock()
             switch job {

@@ -6,57 +6,131 @@
 /// statement shape, so statements that differ only in their bind values render once.
 public struct SQLDialect: Sendable, Hashable {
     /// The backend's name: "sqlite" or "postgres".
-    public let name: String
+    public var name: String { storage.name }
     /// How bind parameters are spelled.
-    public let placeholderStyle: SQLPlaceholderStyle
+    public var placeholderStyle: SQLPlaceholderStyle { storage.placeholderStyle }
     /// Whether raw fragments may quote identifiers with backticks or brackets (SQLite), which
     /// the placeholder rewriter must then skip over.
-    public let allowsBacktickAndBracketIdentifiers: Bool
+    public var allowsBacktickAndBracketIdentifiers: Bool { storage.allowsBacktickAndBracketIdentifiers }
     /// Whether `$tag$ … $tag$` dollar-quoted strings exist (PostgreSQL), which the
     /// placeholder rewriter must then skip over.
-    public let allowsDollarQuotedStrings: Bool
+    public var allowsDollarQuotedStrings: Bool { storage.allowsDollarQuotedStrings }
     /// The spelling of the boolean literals, true then false.
-    public let booleanLiterals: (true: String, false: String)
+    public var booleanLiterals: (true: String, false: String) { storage.booleanLiterals }
     /// Whether INSERT/UPDATE/DELETE … RETURNING is available.
-    public let supportsReturning: Bool
+    public var supportsReturning: Bool { storage.supportsReturning }
     /// Whether INSERT … ON CONFLICT … DO NOTHING/DO UPDATE is available.
-    public let supportsUpsert: Bool
+    public var supportsUpsert: Bool { storage.supportsUpsert }
     /// Whether an INSERT … SELECT followed by ON CONFLICT needs a WHERE clause on the SELECT
     /// (SQLite's parser otherwise reads ON CONFLICT as a join constraint).
-    public let upsertSelectNeedsWhere: Bool
+    public var upsertSelectNeedsWhere: Bool { storage.upsertSelectNeedsWhere }
     /// How a case-insensitive LIKE is spelled.
-    public let caseInsensitiveLike: SQLCaseInsensitiveLikeStyle
+    public var caseInsensitiveLike: SQLCaseInsensitiveLikeStyle { storage.caseInsensitiveLike }
     /// Whether the null-safe comparison is spelled `IS [NOT] DISTINCT FROM` (true) or
     /// SQLite's `IS NOT` / `IS` (false).
-    public let supportsIsDistinctFrom: Bool
+    public var supportsIsDistinctFrom: Bool { storage.supportsIsDistinctFrom }
     /// Whether OFFSET needs a LIMIT in front of it (SQLite: `LIMIT -1 OFFSET ?`).
-    public let offsetRequiresLimit: Bool
+    public var offsetRequiresLimit: Bool { storage.offsetRequiresLimit }
     /// The column definition that replaces type and PRIMARY KEY of an auto-increment key.
-    public let autoIncrementPrimaryKey: String
+    public var autoIncrementPrimaryKey: String { storage.autoIncrementPrimaryKey }
     /// Whether primary-key columns must be declared NOT NULL explicitly to behave like
     /// PostgreSQL (SQLite lets a non-integer PRIMARY KEY hold NULL otherwise).
-    public let primaryKeyNeedsExplicitNotNull: Bool
+    public var primaryKeyNeedsExplicitNotNull: Bool { storage.primaryKeyNeedsExplicitNotNull }
     /// How blobs and UUIDs are spelled when a DDL default must inline them.
-    public let binaryLiteralStyle: SQLBinaryLiteralStyle
+    public var binaryLiteralStyle: SQLBinaryLiteralStyle { storage.binaryLiteralStyle }
     /// The suffix appended to a date inlined in DDL (`+00` on PostgreSQL makes the UTC
     /// text unambiguous; SQLite stores the text as is).
-    public let inlineDateSuffix: String
+    public var inlineDateSuffix: String { storage.inlineDateSuffix }
     /// The column type names.
-    public let typeNames: SQLTypeNames
+    public var typeNames: SQLTypeNames { storage.typeNames }
     /// BEGIN statements for each ``TransactionKind``.
-    public let beginStatements: SQLBeginStatements
+    public var beginStatements: SQLBeginStatements { storage.beginStatements }
     /// The collation added to columns declared ``ColumnType/decimal`` (SQLite:
     /// `unity_decimal`, registered by the driver, which compares decimal text as numbers),
     /// or nil when the type itself compares numerically (PostgreSQL's NUMERIC).
-    public let decimalCollation: String?
+    public var decimalCollation: String? { storage.decimalCollation }
     /// Aggregates rendered under another name, by upper-case name (SQLite: `SUM` →
     /// `unity_sum`, `AVG` → `unity_avg`, exact decimal arithmetic registered by the driver).
-    public let aggregateRenames: [String: String]
+    public var aggregateRenames: [String: String] { storage.aggregateRenames }
     /// Whether `DECLARE … CURSOR` / `FETCH` / `CLOSE` exist (PostgreSQL).
-    public let supportsServerCursors: Bool
+    public var supportsServerCursors: Bool { storage.supportsServerCursors }
 
     /// The cache of rendered SQL per statement shape; not part of the dialect's identity.
-    let cache: SQLRenderCache
+    var cache: SQLRenderCache { storage.cache }
+
+    /// Everything above, in one shared object: the renderer and every connection hold a
+    /// dialect, and copying one reference costs a fraction of copying twenty fields.
+    private let storage: Storage
+
+    private final class Storage: Sendable {
+        let name: String
+        let placeholderStyle: SQLPlaceholderStyle
+        let allowsBacktickAndBracketIdentifiers: Bool
+        let allowsDollarQuotedStrings: Bool
+        let booleanLiterals: (true: String, false: String)
+        let supportsReturning: Bool
+        let supportsUpsert: Bool
+        let upsertSelectNeedsWhere: Bool
+        let caseInsensitiveLike: SQLCaseInsensitiveLikeStyle
+        let supportsIsDistinctFrom: Bool
+        let offsetRequiresLimit: Bool
+        let autoIncrementPrimaryKey: String
+        let primaryKeyNeedsExplicitNotNull: Bool
+        let binaryLiteralStyle: SQLBinaryLiteralStyle
+        let inlineDateSuffix: String
+        let typeNames: SQLTypeNames
+        let beginStatements: SQLBeginStatements
+        let decimalCollation: String?
+        let aggregateRenames: [String: String]
+        let supportsServerCursors: Bool
+        let cache: SQLRenderCache
+
+        init(
+            name: String,
+            placeholderStyle: SQLPlaceholderStyle,
+            allowsBacktickAndBracketIdentifiers: Bool,
+            allowsDollarQuotedStrings: Bool,
+            booleanLiterals: (true: String, false: String),
+            supportsReturning: Bool,
+            supportsUpsert: Bool,
+            upsertSelectNeedsWhere: Bool,
+            caseInsensitiveLike: SQLCaseInsensitiveLikeStyle,
+            supportsIsDistinctFrom: Bool,
+            offsetRequiresLimit: Bool,
+            autoIncrementPrimaryKey: String,
+            primaryKeyNeedsExplicitNotNull: Bool,
+            binaryLiteralStyle: SQLBinaryLiteralStyle,
+            inlineDateSuffix: String,
+            typeNames: SQLTypeNames,
+            beginStatements: SQLBeginStatements,
+            decimalCollation: String?,
+            aggregateRenames: [String: String],
+            supportsServerCursors: Bool,
+            cache: SQLRenderCache
+        ) {
+            self.name = name
+            self.placeholderStyle = placeholderStyle
+            self.allowsBacktickAndBracketIdentifiers = allowsBacktickAndBracketIdentifiers
+            self.allowsDollarQuotedStrings = allowsDollarQuotedStrings
+            self.booleanLiterals = booleanLiterals
+            self.supportsReturning = supportsReturning
+            self.supportsUpsert = supportsUpsert
+            self.upsertSelectNeedsWhere = upsertSelectNeedsWhere
+            self.caseInsensitiveLike = caseInsensitiveLike
+            self.supportsIsDistinctFrom = supportsIsDistinctFrom
+            self.offsetRequiresLimit = offsetRequiresLimit
+            self.autoIncrementPrimaryKey = autoIncrementPrimaryKey
+            self.primaryKeyNeedsExplicitNotNull = primaryKeyNeedsExplicitNotNull
+            self.binaryLiteralStyle = binaryLiteralStyle
+            self.inlineDateSuffix = inlineDateSuffix
+            self.typeNames = typeNames
+            self.beginStatements = beginStatements
+            self.decimalCollation = decimalCollation
+            self.aggregateRenames = aggregateRenames
+            self.supportsServerCursors = supportsServerCursors
+            self.cache = cache
+        }
+    }
 
     /// Creates a dialect. Each created dialect has its own rendered-SQL cache.
     public init(
@@ -68,27 +142,28 @@ public struct SQLDialect: Sendable, Hashable {
         typeNames: SQLTypeNames, beginStatements: SQLBeginStatements, decimalCollation: String? = nil,
         aggregateRenames: [String: String] = [:], supportsServerCursors: Bool = false, cacheCapacity: Int = 1_000
     ) {
-        self.name = name
-        self.placeholderStyle = placeholderStyle
-        self.allowsBacktickAndBracketIdentifiers = allowsBacktickAndBracketIdentifiers
-        self.allowsDollarQuotedStrings = allowsDollarQuotedStrings
-        self.booleanLiterals = booleanLiterals
-        self.supportsReturning = supportsReturning
-        self.supportsUpsert = supportsUpsert
-        self.upsertSelectNeedsWhere = upsertSelectNeedsWhere
-        self.caseInsensitiveLike = caseInsensitiveLike
-        self.supportsIsDistinctFrom = supportsIsDistinctFrom
-        self.offsetRequiresLimit = offsetRequiresLimit
-        self.autoIncrementPrimaryKey = autoIncrementPrimaryKey
-        self.primaryKeyNeedsExplicitNotNull = primaryKeyNeedsExplicitNotNull
-        self.binaryLiteralStyle = binaryLiteralStyle
-        self.inlineDateSuffix = inlineDateSuffix
-        self.typeNames = typeNames
-        self.beginStatements = beginStatements
-        self.decimalCollation = decimalCollation
-        self.aggregateRenames = aggregateRenames
-        self.supportsServerCursors = supportsServerCursors
-        self.cache = SQLRenderCache(capacity: cacheCapacity)
+        storage = Storage(
+            name: name,
+            placeholderStyle: placeholderStyle,
+            allowsBacktickAndBracketIdentifiers: allowsBacktickAndBracketIdentifiers,
+            allowsDollarQuotedStrings: allowsDollarQuotedStrings,
+            booleanLiterals: booleanLiterals,
+            supportsReturning: supportsReturning,
+            supportsUpsert: supportsUpsert,
+            upsertSelectNeedsWhere: upsertSelectNeedsWhere,
+            caseInsensitiveLike: caseInsensitiveLike,
+            supportsIsDistinctFrom: supportsIsDistinctFrom,
+            offsetRequiresLimit: offsetRequiresLimit,
+            autoIncrementPrimaryKey: autoIncrementPrimaryKey,
+            primaryKeyNeedsExplicitNotNull: primaryKeyNeedsExplicitNotNull,
+            binaryLiteralStyle: binaryLiteralStyle,
+            inlineDateSuffix: inlineDateSuffix,
+            typeNames: typeNames,
+            beginStatements: beginStatements,
+            decimalCollation: decimalCollation,
+            aggregateRenames: aggregateRenames,
+            supportsServerCursors: supportsServerCursors,
+            cache: SQLRenderCache(capacity: cacheCapacity))
     }
 
     /// SQLite's dialect (3.35 or later: RETURNING, upsert, NULLS FIRST/LAST, RIGHT/FULL JOIN

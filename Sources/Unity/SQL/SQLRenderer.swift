@@ -17,7 +17,7 @@ struct SQLRenderer {
     private(set) var sql = ""
     private(set) var bindings: [DatabaseValue] = []
     private var primaryHasher = Hasher()
-    private var secondaryHasher = Hasher()
+    private var secondaryHasher = SQLShapeMixer()
     /// Inside DDL, values cannot be bound (PostgreSQL refuses parameters in utility
     /// statements), so bind values are spelled as literals there.
     private var inlineValues = false
@@ -26,7 +26,6 @@ struct SQLRenderer {
         self.dialect = dialect
         self.mode = mode
         if mode == .text { sql.reserveCapacity(256) }
-        secondaryHasher.combine(0x5EED_CAFE as UInt32)
     }
 
     var shapeKey: SQLShapeKey {
