@@ -154,4 +154,42 @@ struct CorePipelinedQueryTests {
             #expect(db.openConnectionCount == db.idleConnectionCount)
         }
     }
+
+    /// A pipeline whose prepared statements the server lost (`DEALLOCATE ALL` run where the
+    /// driver cannot see it, inside a function) prepares them again and answers every query.
+    @Test(.timeLimit(.minutes(2))) func aPostgresPipelineRecoversPreparedStatementsTheServerLost() async throws {
+        try await withTestDatabase(.postgres, connections: 1, configuration: Self.configuration) { (db: Database) async throws in
+            try await makeTable(db)
+            try await db.execute(sql: """
+                CREATE FUNCTION forget_prepared() RETURNS int LANGUAGE plpgsql AS $$
+                BEGIN EXECUTE 'DEALLOCATE ALL'; RETURN 1; END $$
+                """)
+            // Prepares the lookup on the one connection.
+            #expect(try await db.fetchOne(Self.lookup(1))?.decode(String.self, at: 0) == "n1")
+            // Holds the one thread while the lookups queue up behind it, after the server
+            // dropped every statement the connection had prepared.
+            let blocker = Task {
+                try await db.withConnection { conn in
+                    _ = try conn.fetchOne(sql: "SELECT forget_prepared()")
+                    Thread.sleep(forTimeInterval: 0.3)
+                }
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            let names = try await withThrowingTaskGroup(of: (Int, String?).self) { group -> [(Int, String?)] in
+                for id in 1...40 {
+                    group.addTask { (id, try await db.fetchOne(Self.lookup(id))?.decode(String.self, at: 0)) }
+                }
+                var all: [(Int, String?)] = []
+                for try await pair in group { all.append(pair) }
+                return all
+            }
+            try await blocker.value
+            #expect(names.count == 40)
+            for (id, name) in names { #expect(name == "n\(id)") }
+            let prepared = try await db.withConnection { conn in
+                try conn.fetchValue(Int.self, sql: "SELECT COUNT(*) FROM pg_prepared_statements WHERE statement LIKE '%\"t\"%'")
+            }
+            #expect((prepared ?? 0) > 0)
+        }
+    }
 }

@@ -87,7 +87,6 @@ enum SubjectRegistry {
             CoreSubject(backend: .postgres),
             CoreSubject(backend: .sqlite, form: .asyncStatement),
             CoreSubject(backend: .postgres, form: .asyncStatement),
-            CoreSubject(backend: .sqlite, form: .pipelinedStatement),
             CoreSubject(backend: .postgres, form: .pipelinedStatement),
             ModelDefSubject(backend: .sqlite),
             ModelDefSubject(backend: .postgres),

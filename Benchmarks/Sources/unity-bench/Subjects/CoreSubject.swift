@@ -11,8 +11,8 @@ import Foundation
 /// In the `concurrent` workload each lookup is one call: `try await db.read { conn in try
 /// conn.fetchOne(...) }` (the README's form, subject `core`) or the async single-statement
 /// `try await db.fetchOne(...)` (subject `core-async`, which runs that workload only), and the
-/// same with `DatabaseConfiguration.pipelinesConcurrentQueries` on (subject `core-pipelined`:
-/// queued lookups share a pipeline on PostgreSQL; SQLite ignores the setting).
+/// same with `DatabaseConfiguration.pipelinesConcurrentQueries` on (subject `core-pipelined`,
+/// PostgreSQL only: queued lookups share a pipeline; SQLite ignores the setting).
 struct CoreSubject: BenchSubject {
     /// How the `concurrent` workload calls Unity.
     enum Form: Sendable { case readClosure, asyncStatement, pipelinedStatement }
