@@ -643,22 +643,10 @@ final class PostgresConnection: DriverConnection {
         if commitInFlight { readCommitReply(conn) }
         if sent {
             // Answers: BEGIN's result and NULL, the statement's result and NULL, then the sync.
-            var query = 0
-            var emptyReads = 0
-            reading: while PQstatus(conn) != CONNECTION_BAD {
-                guard let result = PQgetResult(conn) else {
-                    query += 1
-                    emptyReads += 1
-                    if emptyReads > 4 { break reading }
-                    continue
-                }
-                emptyReads = 0
-                defer { PQclear(result) }
+            Self.readPipeline(conn) { query, result in
                 switch PQresultStatus(result) {
-                case PGRES_PIPELINE_SYNC:
-                    break reading
                 case PGRES_PIPELINE_ABORTED:
-                    continue
+                    return
                 case PGRES_TUPLES_OK where query >= preamble:
                     changesTransaction = changesTransaction || Self.changesTransaction(result)
                     if let onRow, firstError == nil {
@@ -694,6 +682,26 @@ final class PostgresConnection: DriverConnection {
         if stale { throw PGPipelineFailure.staleStatements }
         if let firstError { throw firstError }
         return changed
+    }
+
+    /// Reads a pipeline's results up to its sync point, passing each to `body` with the position
+    /// of the statement it answers (each statement's results end with a NULL). A lost
+    /// connection, or more NULLs in a row than a pipeline gives, ends the reading early.
+    private static func readPipeline(_ conn: OpaquePointer, _ body: (_ position: Int, _ result: OpaquePointer) -> Void) {
+        var position = 0
+        var emptyReads = 0
+        while PQstatus(conn) != CONNECTION_BAD {
+            guard let result = PQgetResult(conn) else {
+                position += 1
+                emptyReads += 1
+                if emptyReads > 4 { return }
+                continue
+            }
+            emptyReads = 0
+            defer { PQclear(result) }
+            if PQresultStatus(result) == PGRES_PIPELINE_SYNC { return }
+            body(position, result)
+        }
     }
 
     /// Passes every row of `result` to `onRow`, reusing one row's value storage.
@@ -1012,33 +1020,20 @@ final class PostgresConnection: DriverConnection {
         var notRun: [Int] = []
         var stale: [Int] = []
         if synced {
-            // Each query's answers end with a NULL; the sync point ends the pipeline.
-            var position = 0
-            var emptyReads = 0
-            reading: while PQstatus(conn) != CONNECTION_BAD {
-                guard let result = PQgetResult(conn) else {
-                    position += 1
-                    emptyReads += 1
-                    if emptyReads > 4 { break reading }
-                    continue
-                }
-                emptyReads = 0
-                defer { PQclear(result) }
-                let status = PQresultStatus(result)
-                if status == PGRES_PIPELINE_SYNC { break reading }
-                guard position < sent else { continue }
+            Self.readPipeline(conn) { position, result in
+                guard position < sent else { return }
                 let (index, statement) = prepared[position]
                 let sql = queries[index].sql
-                switch status {
+                switch PQresultStatus(result) {
                 case PGRES_TUPLES_OK:
-                    guard outcomes[index] == nil else { continue }
+                    guard outcomes[index] == nil else { return }
                     do {
                         try Self.readRows(result, statement: statement, sql: sql) { try onRow(index, $0) }
                     } catch {
                         outcomes[index] = error
                     }
                 case PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
-                    continue
+                    return
                 case PGRES_PIPELINE_ABORTED:
                     notRun.append(index)
                 default:
