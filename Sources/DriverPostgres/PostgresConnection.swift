@@ -505,19 +505,38 @@ final class PostgresConnection: DriverConnection {
     /// cached result type (0A000 "cached plan must not change result type").
     /// Returns true when the statement can simply be prepared again and retried.
     func forgetStaleStatement(after result: OpaquePointer?, statement: PGPreparedStatement, sql: String, on conn: OpaquePointer) -> Bool {
-        guard let result, let state = PQresultErrorField(result, PGErrorMapping.fieldSQLState) else { return false }
-        switch String(cString: state) {
-        case "26000":
+        switch Self.staleStatement(result) {
+        case .lost:
             statements.removeAll()
             return true
-        case "0A000":
-            let message = PQresultErrorMessage(result).map { String(cString: $0) } ?? ""
-            guard message.contains("cached plan must not change result type") else { return false }
+        case .resultTypeChanged:
             statements = statements.filter { $0.value !== statement }
             deallocate(statement, on: conn)
             return true
-        default:
+        case nil:
             return false
+        }
+    }
+
+    /// Why a failed statement's prepared form is stale, if that is why it failed.
+    enum StaleStatement {
+        /// 26000: the server no longer has it (`DEALLOCATE ALL`, `DISCARD ALL`).
+        case lost
+        /// 0A000 "cached plan must not change result type": a table changed under it.
+        case resultTypeChanged
+    }
+
+    /// Reads a failed result's SQLSTATE (and message) for a stale prepared statement.
+    static func staleStatement(_ result: OpaquePointer?) -> StaleStatement? {
+        guard let result, let state = PQresultErrorField(result, PGErrorMapping.fieldSQLState) else { return nil }
+        switch String(cString: state) {
+        case "26000":
+            return .lost
+        case "0A000":
+            let message = PQresultErrorMessage(result).map { String(cString: $0) } ?? ""
+            return message.contains("cached plan must not change result type") ? .resultTypeChanged : nil
+        default:
+            return nil
         }
     }
 
@@ -1037,11 +1056,7 @@ final class PostgresConnection: DriverConnection {
                 case PGRES_PIPELINE_ABORTED:
                     notRun.append(index)
                 default:
-                    let state = PQresultErrorField(result, PGErrorMapping.fieldSQLState).map { String(cString: $0) }
-                    let message = PQresultErrorMessage(result).map { String(cString: $0) } ?? ""
-                    if state == "26000" || (state == "0A000" && message.contains("cached plan must not change result type")) {
-                        stale.append(index)
-                    }
+                    if Self.staleStatement(result) != nil { stale.append(index) }
                     outcomes[index] = PGErrorMapping.error(result: result, connection: conn, sql: sql)
                 }
             }
@@ -1054,8 +1069,7 @@ final class PostgresConnection: DriverConnection {
         if PQstatus(conn) == CONNECTION_BAD || !synced {
             // What did not come back is lost with the connection.
             let error = PGErrorMapping.error(result: nil, connection: conn, sql: queries[prepared[0].index].sql)
-            failAll(prepared.map(\.index).filter { !notRun.contains($0) }, error)
-            failAll(notRun, error)
+            failAll(prepared.map(\.index), error)
             return ([], [], false)
         }
         // Queries never sent (a send that failed on a healthy connection) go in the next round.

@@ -60,3 +60,13 @@ public struct DatabaseConfiguration: Sendable {
         self.pipelinesConcurrentQueries = pipelinesConcurrentQueries
     }
 }
+
+extension DatabaseConfiguration {
+    /// Logs a statement about to run when ``echo`` is on: its SQL and how many values it binds.
+    @inline(__always)
+    func logStatement(_ sql: String, _ bindings: [DatabaseValue]) {
+        if echo {
+            logger.info("\(sql)", metadata: bindings.isEmpty ? nil : ["bindings": "\(bindings.count)"])
+        }
+    }
+}

@@ -58,9 +58,7 @@ public final class Connection {
 
     @inline(__always)
     private func log(_ sql: String, _ bindings: [DatabaseValue]) {
-        if configuration.echo {
-            configuration.logger.info("\(sql)", metadata: bindings.isEmpty ? nil : ["bindings": "\(bindings.count)"])
-        }
+        configuration.logStatement(sql, bindings)
     }
 
     // MARK: Executing

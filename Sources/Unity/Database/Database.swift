@@ -348,9 +348,7 @@ extension Database {
         for (index, query) in queries.enumerated() {
             do {
                 let sql = try dialect.render(query.statement)
-                if configuration.echo {
-                    configuration.logger.info("\(sql.sql)", metadata: sql.bindings.isEmpty ? nil : ["bindings": "\(sql.bindings.count)"])
-                }
+                configuration.logStatement(sql.sql, sql.bindings)
                 rendered.append(sql)
                 renderedIndex.append(index)
             } catch {
