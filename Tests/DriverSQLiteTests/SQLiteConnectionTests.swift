@@ -202,6 +202,46 @@ struct SQLiteConnectionTests {
         #expect(try db.rows(sql, [3]).count == 3)
     }
 
+    /// Text, blobs, dates and UUIDs are bound from the statement's own buffer: values of
+    /// every length (the buffer grows mid-batch), empty ones, and a cursor that keeps its text
+    /// bindings while the same SQL runs beside it with longer ones.
+    @Test func boundBytesStayExactAcrossGrowingBatchesAndOpenCursors() throws {
+        let db = try memoryConnection()
+        try db.run("CREATE TABLE t (id INTEGER PRIMARY KEY, label TEXT, body BLOB, at TEXT, ref BLOB)")
+        let lengths = [0, 1, 3, 200, 5, 4_000, 2, 70_000, 0, 9]
+        func label(_ n: Int) -> String { String(repeating: "é", count: n / 2) + String(repeating: "z", count: n % 2) }
+        func body(_ n: Int) -> Data { Data((0..<n).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ n) }) }
+        let uuid = UUID(uuidString: "0F1E2D3C-4B5A-6978-8796-A5B4C3D2E1F0")!
+        let date = Date(timeIntervalSince1970: 1_234_567_890.5)
+        try db.executeBatch("INSERT INTO t VALUES (?, ?, ?, ?, ?)", bindingSets: lengths.enumerated().map { index, n in
+            [.integer(Int64(index)), .text(label(n)), .blob(body(n)), .date(date), .uuid(uuid)]
+        })
+        for (index, n) in lengths.enumerated() {
+            let row = try #require(try db.rows("SELECT label, body, at, ref, typeof(label), typeof(body) FROM t WHERE id = ?",
+                                                [.integer(Int64(index))]).first)
+            #expect(row[0] == .text(label(n)))
+            #expect(row[1] == .blob(body(n)))
+            #expect(row[2] == .text("2009-02-13 23:31:30.500000"))
+            #expect(row[3] == .blob(Data([0x0F, 0x1E, 0x2D, 0x3C, 0x4B, 0x5A, 0x69, 0x78,
+                                          0x87, 0x96, 0xA5, 0xB4, 0xC3, 0xD2, 0xE1, 0xF0])))
+            // An empty text or blob stays empty, not NULL.
+            #expect(row[4] == .text("text"))
+            #expect(row[5] == .text("blob"))
+        }
+        let sql = "SELECT id FROM t WHERE label >= ? AND length(label) < ? ORDER BY id"
+        let cursor = try db.openCursor(sql, bindings: [.text("z"), .integer(3)])
+        #expect(try cursor.next()?[0] == .integer(1))
+        // The same SQL beside the open cursor, with a text far longer than the cursor's.
+        #expect(try db.rows(sql, [.text(String(repeating: "é", count: 9_000)), .integer(100_000)]).map { $0[0] }
+            == [.integer(7)])
+        #expect(try db.rows(sql, [.text(""), .integer(1)]).map { $0[0] } == [.integer(0), .integer(8)])
+        // The cursor still compares each row with its own "z" (bytes: "é" sorts after it).
+        #expect(try cursor.next()?[0] == .integer(2))
+        #expect(try cursor.next()?[0] == .integer(6))
+        #expect(try cursor.next() == nil)
+        cursor.close()
+    }
+
     @Test func statementCacheEvictsWithoutBreakingOpenCursors() throws {
         let db = try memoryConnection()
         try db.run("CREATE TABLE t (v INTEGER)")
