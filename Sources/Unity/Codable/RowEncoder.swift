@@ -24,13 +24,20 @@ public struct RowEncoder: Sendable {
 
     /// The columns and values of `value`, in the order its `encode(to:)` writes them.
     public func encode<T: Encodable>(_ value: T) throws -> [(column: String, value: DatabaseValue)] {
+        let columns = try encodeColumns(value)
+        return Array(zip(columns.names, columns.values))
+    }
+
+    /// The column names of `value` and, in a second array, their values: what a statement
+    /// takes, with no array of pairs to take apart.
+    func encodeColumns<T: Encodable>(_ value: T) throws -> (names: [String], values: [DatabaseValue]) {
         let encoder = _RowEncoder(skipped: skipped)
         do {
             try value.encode(to: encoder)
         } catch let error as EncodingError {
             throw DatabaseError.misuse("could not encode \(T.self) as a row: \(error)")
         }
-        return encoder.columns.pairs
+        return (encoder.columns.names, encoder.columns.values)
     }
 }
 
@@ -38,13 +45,15 @@ public struct RowEncoder: Sendable {
 /// of ``_RowEncoder``, so that writing a column is one access to the class (one exclusivity
 /// check) instead of one per field touched.
 struct EncodedColumns {
-    /// The columns written so far, in order.
-    var pairs: [(column: String, value: DatabaseValue)] = []
-    /// Where each column is in `pairs`; built only for wide rows, where scanning `pairs` for a
+    /// The names of the columns written so far, in order.
+    var names: [String] = []
+    /// Their values, one per name.
+    var values: [DatabaseValue] = []
+    /// Where each column is in `names`; built only for wide rows, where scanning `names` for a
     /// column written twice would cost more than hashing.
     var positions: [SQLTextKey: Int]?
 
-    /// Above this many columns, `positions` takes over from scanning `pairs`.
+    /// Above this many columns, `positions` takes over from scanning `names`.
     static let scanLimit = 16
 
     /// Whether two names have the same bytes. Most pairs of names differ in length, which
@@ -60,19 +69,20 @@ struct EncodedColumns {
     @inline(__always)
     mutating func set(_ column: String, _ value: DatabaseValue) {
         if positions != nil {
-            if let i = positions?[SQLTextKey(column)] { pairs[i].value = value; return }
+            if let i = positions?[SQLTextKey(column)] { values[i] = value; return }
         } else {
-            for i in pairs.indices where Self.sameName(pairs[i].column, column) {
-                pairs[i].value = value
+            for i in names.indices where Self.sameName(names[i], column) {
+                values[i] = value
                 return
             }
         }
-        pairs.append((column, value))
+        names.append(column)
+        values.append(value)
         if positions != nil {
-            positions?[SQLTextKey(column)] = pairs.count - 1
-        } else if pairs.count > Self.scanLimit {
-            var index = [SQLTextKey: Int](minimumCapacity: pairs.count * 2)
-            for (i, pair) in pairs.enumerated() where index[SQLTextKey(pair.column)] == nil { index[SQLTextKey(pair.column)] = i }
+            positions?[SQLTextKey(column)] = names.count - 1
+        } else if names.count > Self.scanLimit {
+            var index = [SQLTextKey: Int](minimumCapacity: names.count * 2)
+            for (i, name) in names.enumerated() where index[SQLTextKey(name)] == nil { index[SQLTextKey(name)] = i }
             positions = index
         }
     }
@@ -105,15 +115,14 @@ struct SkippedKeys: Sendable {
 final class _RowEncoder: Encoder {
     /// The columns written so far.
     var columns = EncodedColumns()
-    /// The columns written so far, in order.
-    var pairs: [(column: String, value: DatabaseValue)] { columns.pairs }
     let skipped: SkippedKeys
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     init(skipped: SkippedKeys) {
         self.skipped = skipped
-        columns.pairs.reserveCapacity(8)
+        columns.names.reserveCapacity(8)
+        columns.values.reserveCapacity(8)
     }
 
     @inline(__always)

@@ -35,8 +35,8 @@ extension ModelDef {
         if let generated = Self.self as? any RowEncodable.Type, let columns = try generated.encodeModel(self) {
             return columns
         }
-        let pairs = try Self.modelRowEncoder.encode(self)
-        return ModelColumns(names: pairs.map(\.column), values: pairs.map(\.value))
+        let columns = try Self.modelRowEncoder.encodeColumns(self)
+        return ModelColumns(names: columns.names, values: columns.values)
     }
 }
 
