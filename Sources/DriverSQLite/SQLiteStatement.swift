@@ -33,8 +33,17 @@ final class SQLiteStatement {
     /// free per value (a 100-row INSERT binds hundreds). The buffer belongs to the statement
     /// and is only rewritten by the next ``bind(_:db:)``, which replaces every binding, so it
     /// stays valid for as long as a cursor steps the statement.
+    ///
+    /// A cached statement keeps its buffer, so the buffer is bounded: a value longer than
+    /// ``inlineValueLimit``, or one that no longer fits in ``maxParameterBytes``, is bound with
+    /// `SQLITE_TRANSIENT` instead (for a value that long, SQLite's own copy costs little more).
     private var parameterBytes: UnsafeMutableRawPointer?
     private var parameterCapacity = 0
+
+    /// The longest value copied into the parameter buffer.
+    static let inlineValueLimit = 4_096
+    /// The most bytes a statement's parameter buffer holds.
+    static let maxParameterBytes = 256 * 1_024
 
     init(handle: OpaquePointer, sql: String, isCached: Bool) {
         self.handle = handle
@@ -100,21 +109,25 @@ final class SQLiteStatement {
                 }
                 rc = sqlite3_bind_double(handle, index, v)
             case .text(let s):
-                rc = Self.bindText(s, handle: handle, index: index, buffer: buffer, used: &used)
+                rc = bindText(s, handle: handle, index: index, buffer: buffer, used: &used)
             case .json(let s):
                 if let failure = JSONCoding.encodingFailure(in: value) {
                     throw DatabaseError.misuse(failure)
                 }
-                rc = Self.bindText(s, handle: handle, index: index, buffer: buffer, used: &used)
+                rc = bindText(s, handle: handle, index: index, buffer: buffer, used: &used)
             case .blob(let data):
                 if data.isEmpty {
                     // A NULL pointer would bind SQL NULL; an empty blob must stay an empty blob.
                     rc = sqlite3_bind_zeroblob(handle, index, 0)
-                } else {
+                } else if data.count <= Self.inlineValueLimit && used + data.count <= parameterCapacity {
                     let start = buffer + used
                     data.copyBytes(to: start.assumingMemoryBound(to: UInt8.self), count: data.count)
                     used += data.count
                     rc = sqlite3_bind_blob64(handle, index, start, UInt64(data.count), nil)
+                } else {
+                    rc = data.withUnsafeBytes { raw in
+                        sqlite3_bind_blob64(handle, index, raw.baseAddress, UInt64(raw.count), sqliteTransient)
+                    }
                 }
             case .bool(let b):
                 rc = sqlite3_bind_int64(handle, index, b ? 1 : 0)
@@ -126,17 +139,28 @@ final class SQLiteStatement {
                         "binding \(index) is the date \(date.timeIntervalSinceReferenceDate)s from 2001, outside the years 0000–9999 "
                             + "that SQLite's date text holds: \(sql)")
                 }
-                // Formatted straight into the parameter buffer: no string per date.
-                let start = buffer + used
-                let count = DateText.format(date, into: start.assumingMemoryBound(to: UInt8.self))
-                used += count
-                rc = sqlite3_bind_text64(handle, index, start.assumingMemoryBound(to: CChar.self), UInt64(count), nil,
-                                         UInt8(SQLITE_UTF8))
+                if used + DateText.maxFormattedLength <= parameterCapacity {
+                    // Formatted straight into the parameter buffer: no string per date.
+                    let start = buffer + used
+                    let count = DateText.format(date, into: start.assumingMemoryBound(to: UInt8.self))
+                    used += count
+                    rc = sqlite3_bind_text64(handle, index, start.assumingMemoryBound(to: CChar.self), UInt64(count), nil,
+                                             UInt8(SQLITE_UTF8))
+                } else {
+                    rc = Self.bindTransientText(DateText.format(date), handle: handle, index: index)
+                }
             case .uuid(let uuid):
-                let start = buffer + used
-                start.storeBytes(of: uuid.uuid, as: uuid_t.self)
-                used += MemoryLayout.size(ofValue: uuid.uuid)
-                rc = sqlite3_bind_blob64(handle, index, start, UInt64(MemoryLayout.size(ofValue: uuid.uuid)), nil)
+                let size = MemoryLayout.size(ofValue: uuid.uuid)
+                if used + size <= parameterCapacity {
+                    let start = buffer + used
+                    start.storeBytes(of: uuid.uuid, as: uuid_t.self)
+                    used += size
+                    rc = sqlite3_bind_blob64(handle, index, start, UInt64(size), nil)
+                } else {
+                    rc = withUnsafeBytes(of: uuid.uuid) { raw in
+                        sqlite3_bind_blob64(handle, index, raw.baseAddress, UInt64(raw.count), sqliteTransient)
+                    }
+                }
             case .decimal(let decimal):
                 guard !decimal.isNaN else {
                     throw DatabaseError.misuse("binding \(index) is Decimal.nan, which Unity does not store (as Double.nan): \(sql)")
@@ -150,53 +174,60 @@ final class SQLiteStatement {
         }
     }
 
-    /// Makes the parameter buffer hold at least the bytes `values` copy into it (see
-    /// `parameterBytes`) and returns it. When it has to grow, the old bindings are cleared
-    /// first, so that no parameter points into freed memory even if binding then fails.
+    /// Makes the parameter buffer hold the bytes `values` copy into it (see `parameterBytes`),
+    /// up to ``maxParameterBytes``, and returns it. When it has to grow, the old bindings are
+    /// cleared first, so that no parameter points into freed memory even if binding then fails.
     private func reserveParameterBytes(for values: [DatabaseValue], handle: OpaquePointer) -> UnsafeMutableRawPointer {
         var needed = 0
         for value in values {
+            let size: Int
             switch value {
-            case .text(let s), .json(let s): needed += s.utf8.count
-            case .blob(let data): needed += data.count
-            case .date: needed += DateText.maxFormattedLength
-            case .uuid(let uuid): needed += MemoryLayout.size(ofValue: uuid.uuid)
-            case .null, .integer, .double, .bool, .decimal: break
+            case .text(let s), .json(let s): size = s.utf8.count
+            case .blob(let data): size = data.count
+            case .date: size = DateText.maxFormattedLength
+            case .uuid(let uuid): size = MemoryLayout.size(ofValue: uuid.uuid)
+            case .null, .integer, .double, .bool, .decimal: size = 0
             }
+            if size <= Self.inlineValueLimit { needed += size }
         }
+        needed = min(needed, Self.maxParameterBytes)
         if let parameterBytes, needed <= parameterCapacity { return parameterBytes }
         sqlite3_clear_bindings(handle)
         parameterBytes?.deallocate()
         // Grown by half again at least, so that a run of growing statements reallocates rarely.
-        let capacity = max(needed, parameterCapacity + parameterCapacity / 2, 256)
+        let capacity = min(max(needed, parameterCapacity + parameterCapacity / 2, 256), Self.maxParameterBytes)
         let bytes = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 16)
         parameterBytes = bytes
         parameterCapacity = capacity
         return bytes
     }
 
-    /// Binds `text` from the parameter buffer at `used` (which it advances).
+    /// Binds `text` from the parameter buffer at `used` (which it advances), or with
+    /// `SQLITE_TRANSIENT` when it is empty or too long for the buffer.
     @inline(__always)
-    private static func bindText(_ text: String, handle: OpaquePointer, index: Int32, buffer: UnsafeMutableRawPointer,
-                                 used: inout Int) -> Int32 {
-        var text = text
-        return text.withUTF8 { utf8 in
-            // An empty buffer may have no address; a NULL pointer would bind SQL NULL.
-            guard let base = utf8.baseAddress, utf8.count > 0 else {
-                return sqlite3_bind_text64(handle, index, "", 0, sqliteTransient, UInt8(SQLITE_UTF8))
-            }
-            let start = buffer + used
-            start.copyMemory(from: base, byteCount: utf8.count)
-            used += utf8.count
-            return sqlite3_bind_text64(handle, index, start.assumingMemoryBound(to: CChar.self), UInt64(utf8.count), nil,
-                                       UInt8(SQLITE_UTF8))
+    private func bindText(_ text: String, handle: OpaquePointer, index: Int32, buffer: UnsafeMutableRawPointer,
+                          used: inout Int) -> Int32 {
+        let count = text.utf8.count
+        guard count > 0, count <= Self.inlineValueLimit, used + count <= parameterCapacity else {
+            return Self.bindTransientText(text, handle: handle, index: index)
         }
+        let start = buffer + used
+        var text = text
+        let copied = text.withUTF8 { utf8 in
+            guard let base = utf8.baseAddress else { return 0 }
+            start.copyMemory(from: base, byteCount: utf8.count)
+            return utf8.count
+        }
+        used += copied
+        return sqlite3_bind_text64(handle, index, start.assumingMemoryBound(to: CChar.self), UInt64(copied), nil,
+                                   UInt8(SQLITE_UTF8))
     }
 
     /// Binds `text` with `SQLITE_TRANSIENT`: SQLite copies it before returning.
     private static func bindTransientText(_ text: String, handle: OpaquePointer, index: Int32) -> Int32 {
         var text = text
         return text.withUTF8 { utf8 in
+            // An empty buffer may have no address; a NULL pointer would bind SQL NULL.
             guard let base = utf8.baseAddress, utf8.count > 0 else {
                 return sqlite3_bind_text64(handle, index, "", 0, sqliteTransient, UInt8(SQLITE_UTF8))
             }

@@ -240,6 +240,19 @@ struct SQLiteConnectionTests {
         #expect(try cursor.next()?[0] == .integer(6))
         #expect(try cursor.next() == nil)
         cursor.close()
+        // One statement whose values overflow the statement's bounded buffer (80 × 4,000
+        // bytes): the last ones are copied by SQLite, and every one reads back exact.
+        try db.run("CREATE TABLE wide (id INTEGER PRIMARY KEY, label TEXT)")
+        let placeholders = (0..<80).map { _ in "(?, ?)" }.joined(separator: ", ")
+        let wide: [DatabaseValue] = (0..<80).flatMap { id -> [DatabaseValue] in
+            [.integer(Int64(id)), .text(String(repeating: Character(UnicodeScalar(UInt8(65 + id % 26))), count: 4_000))]
+        }
+        #expect(try db.run("INSERT INTO wide VALUES \(placeholders)", wide) == 80)
+        let stored = try db.rows("SELECT label FROM wide ORDER BY id")
+        #expect(stored.count == 80)
+        for (id, row) in stored.enumerated() {
+            #expect(row[0] == .text(String(repeating: Character(UnicodeScalar(UInt8(65 + id % 26))), count: 4_000)))
+        }
     }
 
     @Test func statementCacheEvictsWithoutBreakingOpenCursors() throws {
