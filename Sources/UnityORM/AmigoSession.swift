@@ -80,6 +80,14 @@ public final class AmigoSession {
         return result
     }
 
+    /// Refuses to end the transaction from a closure that runs on the session's connection (a
+    /// `forEach` over a session query): the stream reads inside that transaction.
+    private func refuseEndingInsideAQuery(_ call: String) throws {
+        if held?.nestedConnection != nil {
+            throw ORMError.misuse("\(call) inside the closure of a session query's forEach/stream: the stream reads in the session's transaction; end it after the stream")
+        }
+    }
+
     private func endTransaction() {
         held?.stop()
         held = nil
@@ -90,6 +98,7 @@ public final class AmigoSession {
     /// Commits the transaction (or releases the innermost savepoint opened by ``begin()``).
     public func commit() throws {
         guard let held else { return }
+        try refuseEndingInsideAQuery("commit()")
         if let name = savepoints.popLast() {
             try held.run { _ = try $0.execute(.releaseSavepoint(name)) }
             return
@@ -108,6 +117,7 @@ public final class AmigoSession {
     /// The session stays usable: its next call begins a new transaction.
     public func rollback() throws {
         guard let held else { return }
+        try refuseEndingInsideAQuery("rollback()")
         if let name = savepoints.popLast() {
             try held.run { conn in
                 _ = try conn.execute(.rollbackToSavepoint(name))

@@ -88,8 +88,11 @@ public struct QuerySet<T: AmigoModel> {
     }
 
     /// Streams the objects, in the order asked for: each row is decoded into an object and handed
-    /// to `body` as it arrives, with no array of all the objects. An error `body` throws stops the
-    /// stream and is rethrown; the session stays usable.
+    /// to `body` as it arrives, with no array of all the objects and at most one batch of rows
+    /// (1,000) in memory: a server-side cursor on PostgreSQL (in the session's transaction, or
+    /// in one of its own outside a session), the statement stepped on SQLite. `body` may run
+    /// other queries meanwhile. An error `body` throws stops the stream and is rethrown; the
+    /// session stays usable.
     public func forEach(_ body: (T) throws -> Void) throws {
         try stream { try body($0); return true }
     }
@@ -102,7 +105,11 @@ public struct QuerySet<T: AmigoModel> {
         let materializer = plan.materializer
         do {
             try executor.run { conn in
-                try conn.forEachRow(.select(select)) { row in
+                // In batches, not `forEachRow`: libpq would otherwise receive the whole result
+                // before the first object reached `body` (a 1,000,000-row stream held 254 MB).
+                // Not a row cursor either: between batches the connection is free, so `body`
+                // may query (on PostgreSQL a row cursor holds the connection until its end).
+                try conn.forEachRowInBatches(select) { row in
                     // Made by `T()`.
                     if try !body(unsafeDowncast(materializer.object(row), to: T.self)) { throw ORMStreamStop() }
                 }

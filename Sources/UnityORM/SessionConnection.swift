@@ -11,6 +11,11 @@ final class SessionConnection: @unchecked Sendable {
     private var started = false
     private var finished = false
     private var startError: (any Error)?
+    /// The thread that holds the connection, and the connection while a job runs on it: a
+    /// call made from inside a job (a query in a `forEach` closure) runs there directly,
+    /// since handing it to the thread that is busy running its caller would wait forever.
+    private var thread: Thread?
+    private var runningOn: Connection?
 
     init(database: Database) throws {
         let thread = Thread { [self] in
@@ -22,9 +27,11 @@ final class SessionConnection: @unchecked Sendable {
                     while true {
                         while job == nil && !stopping { condition.wait() }
                         if let work = job {
+                            runningOn = conn
                             condition.unlock()
                             work(conn)
                             condition.lock()
+                            runningOn = nil
                             job = nil
                             condition.broadcast()
                             continue
@@ -44,6 +51,9 @@ final class SessionConnection: @unchecked Sendable {
             condition.broadcast()
             condition.unlock()
         }
+        condition.lock()
+        self.thread = thread
+        condition.unlock()
         thread.start()
         condition.lock()
         while !started { condition.wait() }
@@ -54,7 +64,8 @@ final class SessionConnection: @unchecked Sendable {
 
     /// Runs `body` on the held connection and returns its result (the caller waits).
     func run<T>(_ body: (Connection) throws -> T) throws -> T {
-        try withoutActuallyEscaping(body) { body in
+        if let conn = nestedConnection { return try body(conn) }
+        return try withoutActuallyEscaping(body) { body in
             var result: Result<T, any Error>?
             condition.lock()
             guard !finished && !stopping else {
@@ -68,6 +79,15 @@ final class SessionConnection: @unchecked Sendable {
             guard let result else { throw ORMError.misuse("the session's connection stopped before the work ran") }
             return try result.get()
         }
+    }
+
+    /// The connection when the caller is a job of this session running on its thread (a query
+    /// made inside another query's closure), nil otherwise.
+    var nestedConnection: Connection? {
+        condition.lock()
+        defer { condition.unlock() }
+        guard let thread, let runningOn, Thread.current === thread else { return nil }
+        return runningOn
     }
 
     /// Gives the connection back to the pool (the caller waits until it is back).

@@ -343,3 +343,94 @@ extension ORMSessionTests {
         #expect(try amigo.query(Dog.self).count() == 1)
     }
 }
+
+extension ORMSessionTests {
+    /// `forEach` holds one batch of rows, not the whole result: on PostgreSQL through a
+    /// server-side cursor (libpq would otherwise receive every row before the first object
+    /// reached the closure), on SQLite by stepping the statement. The closure may query
+    /// meanwhile, in a session and outside one, on both backends.
+    @Test(arguments: Backend.allCases)
+    func forEachHoldsOneBatchAndLetsTheClosureQuery(_ backend: Backend) throws {
+        let log = ORMCapturedLog()
+        let test = try TestDatabase(backend, configuration: DatabaseConfiguration(
+            echo: true, logger: Logger(label: "test") { _ in ORMLogCapture(log: log) }))
+        defer { test.tearDown() }
+        let (dog, person) = AmigoSeed.dogPerson()
+        let amigo = try Amigo([dog, person], database: test.database)
+        try amigo.createAll()
+        let seed = try amigo.session
+        try seed.batch { b in
+            b.add((1...2_500).map { i -> Dog in
+                let d = Dog()
+                d.label = "dog \(i)"
+                return d
+            })
+        }
+        try seed.commit()
+
+        var labels: [String] = []
+        var lookedUp: [String] = []
+        try amigo.query(Dog.self).orderBy("id").forEach { d in
+            labels.append(d.label)
+            if d.id % 1_000 == 0 {
+                // A query in the closure, on this thread, while the stream is open.
+                lookedUp.append(contentsOf: try amigo.query(Dog.self).filter("id = ?", d.id - 1).all().map(\.label))
+            }
+        }
+        #expect(labels.count == 2_500)
+        #expect(labels[0] == "dog 1" && labels[1_234] == "dog 1235" && labels[2_499] == "dog 2500")
+        #expect(lookedUp == ["dog 999", "dog 1999"])
+        if backend == .postgres {
+            let statements = log.messages
+            #expect(statements.contains { $0.contains("DECLARE") && $0.contains("CURSOR") })
+            #expect(statements.filter { $0.contains("FETCH FORWARD") }.count == 3)
+        }
+
+        // In a session: its uncommitted rows are streamed, and the closure may use the session.
+        // A call that waited for the session's own busy thread would never return: run on a
+        // thread of its own, the part fails after a minute instead of hanging the suite.
+        struct Seen { var count = 0, counted: [Int] = [], refusals: [String] = [], countAfter = -1 }
+        let part = ORMUncheckedBox(amigo)
+        let seen = ORMUncheckedBox(Seen())
+        let failure = ORMUncheckedBox<(any Error)?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            do {
+                let session = try part.value.session
+                let extra = Dog()
+                extra.label = "uncommitted"
+                try session.add(extra)
+                try session.query(Dog.self).orderBy("id").forEach { d in
+                    seen.value.count += 1
+                    if d.id == 2_000 { seen.value.counted.append(try session.query(Dog.self).count()) }
+                }
+                // Ending the transaction the stream reads in is refused, and changes nothing.
+                try session.query(Dog.self).orderBy("id").limit(2).forEach { _ in
+                    do { try session.commit() } catch ORMError.misuse(let message) { seen.value.refusals.append(message) }
+                }
+                seen.value.countAfter = try session.query(Dog.self).count()
+                try session.rollback()
+            } catch {
+                failure.value = error
+            }
+            done.signal()
+        }.start()
+        guard done.wait(timeout: .now() + 60) == .success else {
+            Issue.record("a session query inside a session's forEach did not return within a minute")
+            return
+        }
+        if let error = failure.value { throw error }
+        #expect(seen.value.count == 2_501)
+        #expect(seen.value.counted == [2_501])
+        #expect(seen.value.refusals.count == 2)
+        #expect(seen.value.refusals.first?.hasPrefix("commit() inside the closure of a session query's forEach/stream") == true)
+        #expect(seen.value.countAfter == 2_501)
+        #expect(try amigo.query(Dog.self).count() == 2_500)
+    }
+}
+
+/// Hands a non-Sendable value to a thread the test waits for.
+final class ORMUncheckedBox<Value>: @unchecked Sendable {
+    var value: Value
+    init(_ value: Value) { self.value = value }
+}
