@@ -13,15 +13,21 @@ final class PGPreparedStatement {
     let layout: RowLayout
     /// How each result column is decoded.
     let kinds: [PGColumnKind]
+    /// Each result column's type as described; a result is checked against them before it is
+    /// decoded (a `FETCH` from a cursor name declared again for another query would otherwise
+    /// be decoded with the first query's types).
+    let columnTypes: [Oid]
     /// True when every result column has a binary decoder; otherwise results are read as text.
     let binaryResults: Bool
     /// For least-recently-used eviction.
     var lastUse: UInt64
 
-    init(name: String, parameterCount: Int, layout: RowLayout, kinds: [PGColumnKind], lastUse: UInt64) {
+    init(name: String, parameterCount: Int, layout: RowLayout, columnTypes: [Oid], lastUse: UInt64) {
         self.name = name
         self.parameterCount = parameterCount
         self.layout = layout
+        self.columnTypes = columnTypes
+        let kinds = columnTypes.map(PGColumnKind.init(oid:))
         self.kinds = kinds
         self.binaryResults = !kinds.contains(.other)
         self.lastUse = lastUse
@@ -456,18 +462,18 @@ final class PostgresConnection: DriverConnection {
         }
         let fieldCount = Int(PQnfields(described))
         var names = [String]()
-        var kinds = [PGColumnKind]()
+        var types = [Oid]()
         names.reserveCapacity(fieldCount)
-        kinds.reserveCapacity(fieldCount)
+        types.reserveCapacity(fieldCount)
         for i in 0..<Int32(fieldCount) {
             names.append(PQfname(described, i).map { String(cString: $0) } ?? "?column?")
-            kinds.append(PGColumnKind(oid: PQftype(described, i)))
+            types.append(PQftype(described, i))
         }
         let statement = PGPreparedStatement(
             name: name,
             parameterCount: Int(PQnparams(described)),
             layout: RowLayout(columnNames: names),
-            kinds: kinds,
+            columnTypes: types,
             lastUse: useCounter
         )
         statements[key] = statement
@@ -729,6 +735,12 @@ final class PostgresConnection: DriverConnection {
         guard columnCount == statement.kinds.count else {
             throw DatabaseError.other(DatabaseErrorContext(
                 message: "the result has \(columnCount) columns but the prepared statement described \(statement.kinds.count)",
+                sql: sql))
+        }
+        for c in 0..<columnCount where PQftype(result, Int32(truncatingIfNeeded: c)) != statement.columnTypes[c] {
+            throw DatabaseError.other(DatabaseErrorContext(
+                message: "result column \(c + 1) has type \(PQftype(result, Int32(truncatingIfNeeded: c))) but the prepared statement "
+                    + "described type \(statement.columnTypes[c]) (a cursor declared again for another query?)",
                 sql: sql))
         }
         let rowCount = PQntuples(result)

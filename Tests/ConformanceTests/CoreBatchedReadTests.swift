@@ -53,6 +53,35 @@ struct CoreBatchedReadTests {
         }
     }
 
+    /// Each lend of a connection numbers its cursors from 1, so the same cursor name comes back
+    /// on the same server connection with other columns (the same count of other types, then
+    /// fewer): its rows must be read as what they are.
+    @Test(arguments: Backend.allCases)
+    func aCursorNameReusedWithOtherColumnsReadsItsOwnRows(_ backend: Backend) throws {
+        try withTestDatabase(backend, connections: 1) { (db: Database) throws in
+            try makeNumbers(db, count: 3)
+            var firsts: [Int64] = []
+            try db.write { conn in
+                try conn.forEachRowInBatches(Self.ordered, batchSize: 2) { firsts.append(try $0.decode(Int64.self, at: 0)) }
+            }
+            var pairs: [String] = []
+            try db.write { conn in
+                let select = SQLSelect(from: "number").columns(.column("label"), .column("n")).orderBy(SQLExpression.column("n").asc)
+                try conn.forEachRowInBatches(select, batchSize: 2) { row in
+                    pairs.append("\(try row.decode(String.self, at: 0))=\(try row.decode(Int64.self, at: 1))")
+                }
+            }
+            var labels: [String] = []
+            try db.write { conn in
+                let select = SQLSelect(from: "number").columns(.column("label")).orderBy(SQLExpression.column("n").desc)
+                try conn.forEachRowInBatches(select, batchSize: 2) { labels.append(try $0.decode(String.self, at: 0)) }
+            }
+            #expect(firsts == [1, 2, 3])
+            #expect(labels == ["#3", "#2", "#1"])
+            #expect(pairs == ["#1=1", "#2=2", "#3=3"])
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func exactBatchesOutsideATransactionAndAnEmptyResult(_ backend: Backend) throws {
         try withTestDatabase(backend) { (db: Database) throws in

@@ -271,6 +271,15 @@ public final class Connection {
         }
     }
 
+    /// FNV-1a of `sql`, in hex: the same in every process, so a name made from it is too.
+    static func queryHash(_ sql: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in sql.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        return String(hash, radix: 16)
+    }
+
     /// Calls `body` for each row of `select`, holding at most `batchSize` rows at a time, and
     /// leaving the connection free between rows: `body` may run other statements on it.
     ///
@@ -289,7 +298,10 @@ public final class Connection {
             return try transaction(.deferred) { try $0.forEachRowInBatches(select, batchSize: batchSize, body) }
         }
         serverCursorCount += 1
-        let name = "unity_cursor_\(serverCursorCount)"
+        // The name carries a hash of the query: a driver caches the prepared `FETCH` by its
+        // text, with the columns it described, and the count restarts with every lend of the
+        // connection, so another query must not reuse the name.
+        let name = "unity_cursor_\(serverCursorCount)_" + Self.queryHash(try render(.select(select)).sql)
         _ = try execute(.declareCursor(name, select))
         do {
             while true {
