@@ -14,7 +14,8 @@ final class SessionConnection: @unchecked Sendable {
     /// The thread that holds the connection, and the connection while a job runs on it: a
     /// call made from inside a job (a query in a `forEach` closure) runs there directly,
     /// since handing it to the thread that is busy running its caller would wait forever.
-    private var thread: Thread?
+    /// Weak: the thread's closure holds this object, and Foundation keeps a running thread.
+    private weak var thread: Thread?
     private var runningOn: Connection?
 
     init(database: Database) throws {
