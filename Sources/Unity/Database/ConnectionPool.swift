@@ -62,7 +62,9 @@ final class ConnectionSubpool: @unchecked Sendable {
     /// A `cancellation` that fires while the caller waits wakes it with
     /// ``DatabaseError/cancelled(_:)``.
     func checkout(timeout: Double, nested: Bool = false, cancellation: CancellationControl? = nil) throws -> any DriverConnection {
-        let deadline = Date(timeIntervalSinceNow: timeout)
+        // Read the clock only when the caller has to wait: a checkout that finds an idle
+        // connection (most of them, under load) never needs the deadline.
+        var deadline: Date?
         // The cancel's waker is installed only when the caller has to wait: a checkout that
         // finds an idle connection (every checkout of the async API under load) pays nothing.
         var wakerInstalled = false
@@ -120,7 +122,9 @@ final class ConnectionSubpool: @unchecked Sendable {
                 continue
             }
             waiting += 1
-            let signalled = condition.wait(until: deadline)
+            let until = deadline ?? Date(timeIntervalSinceNow: timeout)
+            deadline = until
+            let signalled = condition.wait(until: until)
             waiting -= 1
             if !signalled {
                 // Re-check once: a connection may have come back right at the deadline.
@@ -145,9 +149,12 @@ final class ConnectionSubpool: @unchecked Sendable {
             }
             if connection.transactionStatus != .idle { keep = false }
         }
-        // Read before taking the lock (never one lock inside the other): a hint, and a stale
-        // one costs at most a COMMIT sent early or flushed by the idle thread.
-        let queued = queuedCallers?.queuedCount ?? 0
+        // Only a connection that holds work back asks how many async calls are queued (the
+        // executor's lock, which every async call takes too). Read before taking this lock
+        // (never one lock inside the other): a hint, and a stale one costs at most a COMMIT
+        // sent early or flushed by the idle thread.
+        let holdsWork = keep && connection.holdsWork
+        let queued = holdsWork ? queuedCallers?.queuedCount ?? 0 : 0
         condition.lock()
         // A lost connection says the server may have dropped the others too (a restart, a
         // failover, a network cut that no socket has noticed yet): the idle connections,
@@ -166,7 +173,7 @@ final class ConnectionSubpool: @unchecked Sendable {
             // Async calls queued for a Unity thread count as waiting: the thread that checks
             // this connection in takes the next one at once (the pool lends the connection
             // returned last first), and a thread that finds none flushes what is still held.
-            if waiting + queued <= idle.count {
+            if holdsWork && waiting + queued <= idle.count {
                 condition.unlock()
                 connection.flushHeldWork()
                 condition.lock()
