@@ -108,6 +108,13 @@ final class PostgresConnection: DriverConnection {
     /// keeps the isolation level and read-only mode) instead of a COMMIT and a BEGIN: the
     /// server runs one statement fewer per read.
     private var heldCommitBegin: String?
+    /// A cursor's `FETCH` sent ahead by ``fetchCursorBatch(_:count:onRow:)`` whose answer
+    /// has not been read yet: its SQL and prepared statement.
+    private var cursorBatchInFlight: (sql: String, statement: PGPreparedStatement)?
+    /// Answers to `FETCH`es sent ahead, read (because another statement needed the
+    /// connection) and kept for the call that asks for them, by SQL. A nil answer means the
+    /// connection gave none (it was lost): that call fails rather than fetch past the batch.
+    private var cursorBatchesRead: [String: (statement: PGPreparedStatement, result: OpaquePointer?)] = [:]
     /// The BEGIN sent for the transaction now open on the server, when Unity sent it (nil
     /// once that transaction ends, or when it began some other way).
     private var runningBegin: String?
@@ -264,6 +271,8 @@ final class PostgresConnection: DriverConnection {
     }
 
     func commitWithoutWaiting(_ sql: String) -> Bool {
+        // A FETCH still in flight is read first, by the COMMIT run the usual way.
+        guard cursorBatchInFlight == nil else { return false }
         guard handle != nil, !cursorOpen else { return false }
         if pendingBegin != nil {
             // Nothing ran: there is no transaction on the server to end.
@@ -397,6 +406,9 @@ final class PostgresConnection: DriverConnection {
 
     func close() {
         guard let handle else { return }
+        for batch in cursorBatchesRead.values { PQclear(batch.result) }
+        cursorBatchesRead.removeAll()
+        cursorBatchInFlight = nil
         cancelHandle.invalidate()
         PQfinish(handle)
         self.handle = nil
@@ -419,8 +431,57 @@ final class PostgresConnection: DriverConnection {
             throw DatabaseError.misuse(
                 "a cursor is open on this PostgreSQL connection: read it to the end or close it before running another statement")
         }
+        if cursorBatchInFlight != nil { settleCursorBatch(handle) }
         if !keepingCommitReply && (awaitingCommitReply || heldCommit != nil) { settleCommit(handle) }
         return handle
+    }
+
+    // MARK: - Cursor batches
+
+    func fetchCursorBatch(_ sql: String, count: Int, onRow: (Row) throws -> Void) throws -> Int {
+        // Reads a FETCH in flight (this one's, or another cursor's) into `cursorBatchesRead`.
+        let conn = try readyHandle()
+        let statement: PGPreparedStatement
+        let answer: OpaquePointer?
+        if let read = cursorBatchesRead.removeValue(forKey: sql) {
+            statement = read.statement
+            answer = read.result
+        } else {
+            statement = try self.statement(for: sql, types: [], on: conn)
+            answer = PQexecPrepared(conn, statement.name, 0, nil, nil, nil, statement.resultFormat)
+        }
+        guard let answer else { throw PGErrorMapping.error(result: nil, connection: conn, sql: sql) }
+        defer { PQclear(answer) }
+        guard PQresultStatus(answer) == PGRES_TUPLES_OK else {
+            throw PGErrorMapping.error(result: answer, connection: conn, sql: sql)
+        }
+        let rows = Int(PQntuples(answer))
+        // A full batch: ask for the next one now, before decoding this one, so that the
+        // server reads it while this side decodes and the caller works through the rows. A
+        // send that fails leaves nothing in flight: the next call fetches (and meets the
+        // connection's failure) itself.
+        if rows == count, PQsendQueryPrepared(conn, statement.name, 0, nil, nil, nil, statement.resultFormat) == 1 {
+            cursorBatchInFlight = (sql, statement)
+        }
+        try Self.readRows(answer, statement: statement, sql: sql, onRow: onRow)
+        return rows
+    }
+
+    func discardCursorBatch(_ sql: String) {
+        if let handle, cursorBatchInFlight?.sql == sql { settleCursorBatch(handle) }
+        if let read = cursorBatchesRead.removeValue(forKey: sql) { PQclear(read.result) }
+    }
+
+    /// Reads the answer to the `FETCH` sent ahead and keeps it for the call that asks for it.
+    private func settleCursorBatch(_ conn: OpaquePointer) {
+        guard let inFlight = cursorBatchInFlight else { return }
+        cursorBatchInFlight = nil
+        var answer: OpaquePointer?
+        while let result = PQgetResult(conn) {
+            if answer == nil { answer = result } else { PQclear(result) }
+        }
+        if let earlier = cursorBatchesRead[inFlight.sql] { PQclear(earlier.result) }
+        cursorBatchesRead[inFlight.sql] = (inFlight.statement, answer)
     }
 
     // MARK: - Prepared statements

@@ -133,6 +133,93 @@ struct CoreBatchedReadTests {
         }
     }
 
+    /// On PostgreSQL the next FETCH is on its way while the body works through a full batch.
+    /// A body that stops there leaves that answer unread; the next lend of the same server
+    /// connection numbers its cursors from 1 again, so the same query gets the same cursor
+    /// name, and must read its own rows from the first, not the answer left behind.
+    @Test(arguments: Backend.allCases)
+    func aBatchSentAheadAndNotTakenIsNotReadByTheNextLend(_ backend: Backend) throws {
+        struct Stop: Error {}
+        try withTestDatabase(backend, connections: 1) { (db: Database) throws in
+            try makeNumbers(db, count: 5)
+            var before: [Int64] = []
+            do {
+                try db.write { conn in
+                    try conn.forEachRowInBatches(Self.ordered, batchSize: 2) { row in
+                        before.append(try row.decode(Int64.self, at: 0))
+                        throw Stop()
+                    }
+                }
+                Issue.record("the body's error should come back")
+            } catch is Stop {}
+            var after: [Int64] = []
+            try db.write { conn in
+                try conn.forEachRowInBatches(Self.ordered, batchSize: 2) { after.append(try $0.decode(Int64.self, at: 0)) }
+            }
+            #expect(before == [1])
+            #expect(after == [1, 2, 3, 4, 5])
+        }
+    }
+
+    /// A cursor read inside the body of another, on the same connection: each statement of
+    /// the inner one reads the outer one's FETCH sent ahead first, and keeps it for it.
+    @Test(arguments: Backend.allCases)
+    func aCursorInsideAnotherReadsEveryRowOfBoth(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            try makeNumbers(db, count: 10)
+            let (outer, inner) = try db.write { conn -> ([Int64], [Int64]) in
+                var outer: [Int64] = []
+                var inner: [Int64] = []
+                try conn.forEachRowInBatches(Self.ordered, batchSize: 3) { row in
+                    let n = try row.decode(Int64.self, at: 0)
+                    outer.append(n)
+                    var sum: Int64 = 0
+                    try conn.forEachRowInBatches(Self.ordered.where(SQLExpression.column("n").lessThanOrEquals(n)), batchSize: 2) {
+                        sum += try $0.decode(Int64.self, at: 0)
+                    }
+                    inner.append(sum)
+                }
+                return (outer, inner)
+            }
+            #expect(outer == Array(1...10))
+            // 1, 1+2, 1+2+3, …: the triangular numbers.
+            #expect(inner == [1, 3, 6, 10, 15, 21, 28, 36, 45, 55])
+        }
+    }
+
+    /// A statement that fails in the body while the next FETCH is on its way: its error
+    /// comes back, and the transaction leaves nothing behind.
+    @Test(arguments: Backend.allCases)
+    func aFailingStatementInTheBodyRollsTheReadBack(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            try makeNumbers(db, count: 50)
+            var seen = 0
+            do {
+                try db.write { conn in
+                    try conn.forEachRowInBatches(Self.ordered, batchSize: 10) { row in
+                        let n = try row.decode(Int64.self, at: 0)
+                        seen += 1
+                        _ = try conn.execute(.insert(SQLInsert(into: "seen", values: ["n": .integer(n)])))
+                        if n == 15 {
+                            // A duplicate key: `number` has n = 1 already.
+                            _ = try conn.execute(.insert(SQLInsert(into: "number", values: ["n": .integer(1), "label": .text("again")])))
+                        }
+                    }
+                }
+                Issue.record("the duplicate key should fail")
+            } catch DatabaseError.constraintViolation(let kind, _) {
+                #expect(kind == .unique)
+            }
+            #expect(seen == 15)
+            let state = try db.read { conn in
+                (try conn.fetchOne(sql: "SELECT count(*) FROM seen")?.decode(Int64.self, at: 0),
+                 try conn.fetchOne(sql: "SELECT count(*) FROM number WHERE label = 'again'")?.decode(Int64.self, at: 0))
+            }
+            #expect(state.0 == 0)
+            #expect(state.1 == 0)
+        }
+    }
+
     @Test func cursorStatementsRenderOnPostgreSQLOnly() throws {
         let select = SQLSelect(from: "t").columns(.column("a")).where(SQLExpression.column("a").greaterThan(3))
         let declare = try SQLDialect.postgres.render(.declareCursor("c1", select))

@@ -124,6 +124,21 @@ public protocol DriverConnection: AnyObject {
     /// The default is false.
     var runsStatementsBesideCursors: Bool { get }
 
+    /// Runs `sql`, a `FETCH` of up to `count` rows from a server-side cursor, passing each
+    /// row to `onRow`; returns the number of rows.
+    ///
+    /// When the answer holds `count` rows (so more may follow), a driver may send the same
+    /// `FETCH` again at once, before it passes the rows on: the server then reads the next
+    /// batch while the caller works through this one, instead of each side waiting for the
+    /// other. The next call with the same `sql` takes that answer. A statement run on the
+    /// connection meanwhile first reads the answer and keeps it, so nothing is lost or
+    /// reordered. The default runs `sql` like ``execute(_:bindings:onRow:)``.
+    func fetchCursorBatch(_ sql: String, count: Int, onRow: (Row) throws -> Void) throws -> Int
+
+    /// Drops the answer of a `FETCH` sent ahead by ``fetchCursorBatch(_:count:onRow:)`` and
+    /// not taken (the caller stopped reading the cursor). The default does nothing.
+    func discardCursorBatch(_ sql: String)
+
     /// True when a statement that fails on a constraint inside a transaction is undone alone
     /// and the transaction stays usable (SQLite's statement journal); false when the failure
     /// aborts the transaction (PostgreSQL). The default is false.
@@ -166,6 +181,22 @@ extension DriverConnection {
 
     /// False: a cursor holds the connection.
     public var runsStatementsBesideCursors: Bool { false }
+
+    /// Runs the `FETCH` and waits for it; nothing is sent ahead.
+    public func fetchCursorBatch(_ sql: String, count: Int, onRow: (Row) throws -> Void) throws -> Int {
+        var rows = 0
+        // `execute` calls `onRow` only while it runs.
+        try withoutActuallyEscaping(onRow) { onRow in
+            _ = try execute(sql, bindings: [], onRow: { row in
+                rows += 1
+                try onRow(row)
+            })
+        }
+        return rows
+    }
+
+    /// Nothing is sent ahead, so nothing is dropped.
+    public func discardCursorBatch(_ sql: String) {}
 
     /// False: a failed statement aborts the transaction.
     public var undoesFailedStatementAlone: Bool { false }

@@ -280,14 +280,19 @@ public final class Connection {
         return String(hash, radix: 16)
     }
 
-    /// Calls `body` for each row of `select`, holding at most `batchSize` rows at a time, and
-    /// leaving the connection free between rows: `body` may run other statements on it.
+    /// Calls `body` for each row of `select`, holding a batch of at most `batchSize` rows at a
+    /// time (on PostgreSQL, beside the next batch's answer as it arrives), and leaving the
+    /// connection free between rows: `body` may run other statements on it.
     ///
     /// - PostgreSQL: a server-side cursor (`DECLARE … NO SCROLL CURSOR`, then `FETCH FORWARD
     ///   batchSize` until a short batch, then `CLOSE`), in the open transaction, or in one of
     ///   its own (committed at the end, rolled back when `body` throws). libpq would otherwise
     ///   buffer the whole result, and single-row mode keeps the connection busy until the last
-    ///   row.
+    ///   row. After a full batch the next `FETCH` is sent at once, so the server reads it while
+    ///   `body` works (each side waiting for the other made a stream twice as slow); a
+    ///   statement `body` runs first reads that answer and keeps it. The cursor reads the
+    ///   snapshot it was declared in, so running `body`'s statements after that `FETCH`
+    ///   changes none of its rows.
     /// - SQLite: the statement is stepped row by row, which already holds one row and lets
     ///   other statements run.
     public func forEachRowInBatches(_ select: SQLSelect, batchSize: Int = 1_000, _ body: (Row) throws -> Void) throws {
@@ -303,15 +308,27 @@ public final class Connection {
         // connection, so another query must not reuse the name.
         let name = "unity_cursor_\(serverCursorCount)_" + Self.queryHash(try render(.select(select)).sql)
         _ = try execute(.declareCursor(name, select))
+        let fetch = try render(.fetchCursor(name, count: batchSize))
+        // An answer a driver kept for a cursor of this name on an earlier lend is not this
+        // cursor's (every way out of the loop below drops it; this makes sure).
+        driverConnection.discardCursorBatch(fetch.sql)
         do {
+            var batch: [Row] = []
+            batch.reserveCapacity(batchSize)
             while true {
-                // The batch is read whole before `body` sees its rows, so the connection has
-                // no result pending while `body` runs.
-                let batch = try fetchAll(.fetchCursor(name, count: batchSize))
+                // The batch is read whole before `body` sees its rows. The driver may already
+                // have sent the next FETCH (PostgreSQL does), so the server reads the next
+                // batch while `body` works; a statement `body` runs reads that answer first.
+                batch.removeAll(keepingCapacity: true)
+                _ = try perform(fetch.sql) {
+                    log(fetch.sql, fetch.bindings)
+                    return try driverConnection.fetchCursorBatch(fetch.sql, count: batchSize) { batch.append($0) }
+                }
                 for row in batch { try body(row) }
                 if batch.count < batchSize { break }
             }
         } catch {
+            driverConnection.discardCursorBatch(fetch.sql)
             // The transaction's end drops the cursor anyway; close it now when the
             // transaction can still run statements, so that a caller who goes on does not
             // keep the server's result open.
