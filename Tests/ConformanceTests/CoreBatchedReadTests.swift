@@ -220,6 +220,45 @@ struct CoreBatchedReadTests {
         }
     }
 
+    /// Cancelled while the closure works through a batch (on PostgreSQL the next FETCH is on
+    /// its way): the read stops with `.cancelled`, its transaction leaves nothing behind, and
+    /// the connection's next user reads its own rows from the first.
+    @Test(arguments: Backend.allCases)
+    func cancellingTheTaskStopsTheReadAndLeavesTheConnectionClean(_ backend: Backend) async throws {
+        try await withTestDatabase(backend, connections: 1) { (db: Database) async throws in
+            try makeNumbers(db, count: 300)
+            let started = Flag()
+            let task = Task {
+                try await db.write { conn in
+                    try conn.forEachRowInBatches(Self.ordered, batchSize: 100) { row in
+                        let n = try row.decode(Int64.self, at: 0)
+                        _ = try conn.execute(.insert(SQLInsert(into: "seen", values: ["n": .integer(n)])))
+                        if n == 150 {
+                            started.set()
+                            // Busy in Swift code when the cancel arrives.
+                            Thread.sleep(forTimeInterval: 0.5)
+                        }
+                    }
+                }
+            }
+            let deadline = Date().addingTimeInterval(30)
+            while !started.isSet && Date() < deadline { try await Task.sleep(nanoseconds: 5_000_000) }
+            #expect(started.isSet)
+            task.cancel()
+            let result = await task.result
+            if case .failure(let error) = result, case .cancelled = error as? DatabaseError {} else {
+                Issue.record("expected .cancelled, got \(result)")
+            }
+            let (seen, numbers) = try await db.write { conn -> (Int64?, [Int64]) in
+                var numbers: [Int64] = []
+                try conn.forEachRowInBatches(Self.ordered, batchSize: 100) { numbers.append(try $0.decode(Int64.self, at: 0)) }
+                return (try conn.fetchOne(sql: "SELECT count(*) FROM seen")?.decode(Int64.self, at: 0), numbers)
+            }
+            #expect(seen == 0)
+            #expect(numbers == Array(1...300))
+        }
+    }
+
     @Test func cursorStatementsRenderOnPostgreSQLOnly() throws {
         let select = SQLSelect(from: "t").columns(.column("a")).where(SQLExpression.column("a").greaterThan(3))
         let declare = try SQLDialect.postgres.render(.declareCursor("c1", select))

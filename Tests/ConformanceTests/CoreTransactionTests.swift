@@ -274,7 +274,7 @@ final class ResultBox<T>: @unchecked Sendable {
 }
 
 /// A thread-safe one-way flag for tests that coordinate a task with the work it started.
-private final class Flag: @unchecked Sendable {
+final class Flag: @unchecked Sendable {
     // @unchecked: guarded by `lock`.
     private let lock = NSLock()
     private var value = false
