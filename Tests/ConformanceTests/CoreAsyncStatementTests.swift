@@ -31,4 +31,30 @@ struct CoreAsyncStatementTests {
             #expect(db.openConnectionCount == db.idleConnectionCount)
         }
     }
+
+    /// The async one-statement calls render their statement on the caller's thread, before
+    /// the hand-off: one that cannot be rendered fails there with `.misuse`, and nothing runs.
+    @Test(arguments: Backend.allCases)
+    func aStatementThatCannotBeRenderedFailsBeforeAnythingRuns(_ backend: Backend) async throws {
+        try await withTestDatabase(backend) { (db: Database) async throws in
+            try await db.execute(.createTable(SQLCreateTable("t", columns: [
+                SQLColumnDefinition("id", .int64, primaryKey: .plain), SQLColumnDefinition("name", .text),
+            ])))
+            func expectMisuse(_ what: String, _ call: () async throws -> Void) async {
+                do {
+                    try await call()
+                    Issue.record("\(what) should be refused")
+                } catch let DatabaseError.misuse(message) {
+                    #expect(message.contains("empty"), "\(what): \(message)")
+                } catch {
+                    Issue.record("\(what): expected .misuse, got \(error)")
+                }
+            }
+            await expectMisuse("fetchOne") { _ = try await db.fetchOne(.select(SQLSelect(from: "t").columns(.column("")))) }
+            await expectMisuse("fetchAll") { _ = try await db.fetchAll(.select(SQLSelect(from: ""))) }
+            await expectMisuse("execute") { _ = try await db.execute(.insert(SQLInsert(into: "t", values: ["": 1]))) }
+            #expect(try await db.fetchAll(.select(SQLSelect(from: "t"))).isEmpty)
+            #expect(db.openConnectionCount == db.idleConnectionCount)
+        }
+    }
 }

@@ -244,7 +244,12 @@ public final class Database: Sendable {
     public func fetchAll(_ statement: SQLStatement) async throws -> [Row] {
         if case .select = statement {
             if pipelinesQueries { return try await runQueryAsync(statement, firstRowOnly: false) }
-            return try await runAsync(role: .reader) { try $0.fetchAll(statement) }
+            let rendered = try renderForHandOff(statement)
+            return try await runAsync(role: .reader) { conn in
+                var rows: [Row] = []
+                try conn.forEachRow(rendered) { rows.append($0) }
+                return rows
+            }
         }
         return try await read { try $0.fetchAll(statement) }
     }
@@ -253,9 +258,24 @@ public final class Database: Sendable {
     public func fetchOne(_ statement: SQLStatement) async throws -> Row? {
         if case .select = statement {
             if pipelinesQueries { return try await runQueryAsync(statement, firstRowOnly: true).first }
-            return try await runAsync(role: .reader) { try $0.fetchOne(statement) }
+            let rendered = try renderForHandOff(statement)
+            return try await runAsync(role: .reader) { conn in
+                var first: Row?
+                try conn.forEachRow(rendered) { row in
+                    if first == nil { first = row }
+                }
+                return first
+            }
         }
         return try await read { try $0.fetchOne(statement) }
+    }
+
+    /// Renders an async call's statement on the caller's thread, before the hand-off to a
+    /// Unity thread: the statement was just built there, so its memory is in that core's
+    /// cache (rendered on the Unity thread, under load, it cost several times as much), and a
+    /// statement that cannot be rendered fails without a hand-off. Rendering never blocks.
+    private func renderForHandOff(_ statement: SQLStatement) throws -> RenderedSQL {
+        try dialect.render(statement)
     }
 
     /// ``fetchAll(sql:_:)`` for async code: the raw query runs in a read-only transaction.
@@ -272,7 +292,8 @@ public final class Database: Sendable {
     /// the rows changed.
     @discardableResult
     public func execute(_ statement: SQLStatement) async throws -> Int {
-        try await write { try $0.execute(statement) }
+        let rendered = try renderForHandOff(statement)
+        return try await write { try $0.execute(rendered) }
     }
 
     /// ``execute(sql:_:)`` for async code: one raw statement with `?` placeholders in its own
