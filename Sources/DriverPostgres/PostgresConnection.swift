@@ -87,7 +87,14 @@ final class PostgresConnection: DriverConnection {
     /// read for every row a cursor returns.
     @exclusivity(unchecked) private(set) var handle: OpaquePointer?
     let cancelHandle: PGCancelHandle
-    private var statements: [PGStatementKey: PGPreparedStatement] = [:]
+    private var statements: [PGStatementKey: PGPreparedStatement] = [:] {
+        // Any change may have dropped one of them (eviction, `DEALLOCATE`, a stale plan).
+        didSet { transactionStatements = nil }
+    }
+    /// The prepared BEGIN of the last read begun together with its first statement (by its
+    /// SQL) and the COMMIT AND CHAIN prepared beside it (with the COMMIT): each read finds
+    /// them without hashing their text three times over. Cleared whenever the cache changes.
+    private var transactionStatements: (begin: String, beginStatement: PGPreparedStatement, chainStatement: PGPreparedStatement)?
     private var statementCounter = 0
     private var useCounter: UInt64 = 0
     /// Statements used at or after this count are in use by the running `executeBatch` and
@@ -624,16 +631,32 @@ final class PostgresConnection: DriverConnection {
             // connection pays for it (and for the wait for a pending COMMIT's answer). The
             // transaction's BEGIN and COMMIT are prepared statements too, so the server
             // parses neither again.
-            if statements[PGStatementKey(sql: SQLTextKey(sql), types: parameters.types)] == nil
-                || statements[PGStatementKey(sql: SQLTextKey(begin), types: [])] == nil
-                || statements[PGStatementKey(sql: SQLTextKey(Self.commitSQL), types: [])] == nil
-                || statements[PGStatementKey(sql: SQLTextKey(Self.commitAndChainSQL), types: [])] == nil {
-                settleCommit(conn)
+            let beginStatement: PGPreparedStatement
+            let chainStatement: PGPreparedStatement
+            let statement: PGPreparedStatement
+            if let memo = transactionStatements, SQLTextKey.sameBytes(memo.begin, begin),
+               let cached = statements[PGStatementKey(sql: SQLTextKey(sql), types: parameters.types)] {
+                // Everything is prepared: one lookup, and the three stay the most recently used.
+                useCounter &+= 1
+                memo.beginStatement.lastUse = useCounter
+                memo.chainStatement.lastUse = useCounter
+                cached.lastUse = useCounter
+                (beginStatement, chainStatement, statement) = (memo.beginStatement, memo.chainStatement, cached)
+            } else {
+                if statements[PGStatementKey(sql: SQLTextKey(sql), types: parameters.types)] == nil
+                    || statements[PGStatementKey(sql: SQLTextKey(begin), types: [])] == nil
+                    || statements[PGStatementKey(sql: SQLTextKey(Self.commitSQL), types: [])] == nil
+                    || statements[PGStatementKey(sql: SQLTextKey(Self.commitAndChainSQL), types: [])] == nil {
+                    settleCommit(conn)
+                }
+                beginStatement = try self.statement(for: begin, types: [], on: conn)
+                _ = try self.statement(for: Self.commitSQL, types: [], on: conn)
+                chainStatement = try self.statement(for: Self.commitAndChainSQL, types: [], on: conn)
+                statement = try self.statement(for: sql, types: parameters.types, on: conn)
+                // Set after every insertion above (each one clears it). The least recently
+                // used statement is evicted first, so none of these four was.
+                transactionStatements = (begin, beginStatement, chainStatement)
             }
-            let beginStatement = try statement(for: begin, types: [], on: conn)
-            _ = try statement(for: Self.commitSQL, types: [], on: conn)
-            let chainStatement = try statement(for: Self.commitAndChainSQL, types: [], on: conn)
-            let statement = try statement(for: sql, types: parameters.types, on: conn)
             try checkParameterCount(statement, bindings.count, sql: sql)
             pendingBegin = nil
             do {
