@@ -340,8 +340,13 @@ public final class Connection {
 
     /// All rows of a statement's result.
     public func fetchAll(_ statement: SQLStatement) throws -> [Row] {
+        try fetchAll(try render(statement))
+    }
+
+    /// All rows of already-rendered SQL.
+    public func fetchAll(_ rendered: RenderedSQL) throws -> [Row] {
         var rows: [Row] = []
-        try forEachRow(statement) { rows.append($0) }
+        try forEachRow(rendered) { rows.append($0) }
         return rows
     }
 
@@ -353,8 +358,13 @@ public final class Connection {
     /// The first row of a statement's result, or nil. The caller should add a LIMIT when the
     /// result may be large; the rest of the result is discarded.
     public func fetchOne(_ statement: SQLStatement) throws -> Row? {
+        try fetchOne(try render(statement))
+    }
+
+    /// The first row of already-rendered SQL, or nil; runs like ``fetchOne(_:)-(SQLStatement)``.
+    public func fetchOne(_ rendered: RenderedSQL) throws -> Row? {
         var first: Row?
-        try forEachRow(statement) { row in
+        try forEachRow(rendered) { row in
             if first == nil { first = row }
         }
         return first

@@ -245,11 +245,7 @@ public final class Database: Sendable {
         if case .select = statement {
             if pipelinesQueries { return try await runQueryAsync(statement, firstRowOnly: false) }
             let rendered = try renderForHandOff(statement)
-            return try await runAsync(role: .reader) { conn in
-                var rows: [Row] = []
-                try conn.forEachRow(rendered) { rows.append($0) }
-                return rows
-            }
+            return try await runAsync(role: .reader) { try $0.fetchAll(rendered) }
         }
         return try await read { try $0.fetchAll(statement) }
     }
@@ -259,13 +255,7 @@ public final class Database: Sendable {
         if case .select = statement {
             if pipelinesQueries { return try await runQueryAsync(statement, firstRowOnly: true).first }
             let rendered = try renderForHandOff(statement)
-            return try await runAsync(role: .reader) { conn in
-                var first: Row?
-                try conn.forEachRow(rendered) { row in
-                    if first == nil { first = row }
-                }
-                return first
-            }
+            return try await runAsync(role: .reader) { try $0.fetchOne(rendered) }
         }
         return try await read { try $0.fetchOne(statement) }
     }
