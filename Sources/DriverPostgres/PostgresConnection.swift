@@ -872,24 +872,56 @@ final class PostgresConnection: DriverConnection {
     /// read, so the connection stops chaining until its next BEGIN.
     static func changesTransaction(_ result: OpaquePointer) -> Bool {
         guard let status = PQcmdStatus(result) else { return true }
-        let tag = String(cString: status)
-        return transactionTags.contains { tag.hasPrefix($0) }
+        switch UInt8(bitPattern: status.pointee) {
+        case UInt8(ascii: "B"): return commandTag(status, startsWith: "BEGIN")
+        case UInt8(ascii: "S"): return commandTag(status, startsWith: "START") || commandTag(status, startsWith: "SET")
+        case UInt8(ascii: "C"): return commandTag(status, startsWith: "COMMIT")
+        case UInt8(ascii: "R"): return commandTag(status, startsWith: "ROLLBACK") || commandTag(status, startsWith: "RESET")
+        case UInt8(ascii: "P"): return commandTag(status, startsWith: "PREPARE")
+        default: return false
+        }
     }
-
-    /// The command tags of ``changesTransaction(_:)``, built once (it runs on every statement
-    /// of a read).
-    private static let transactionTags = ["BEGIN", "START", "COMMIT", "ROLLBACK", "SET", "RESET", "PREPARE"]
 
     /// Rows changed by an INSERT, UPDATE, DELETE or MERGE; 0 for queries and DDL (libpq
     /// also counts the rows a SELECT returned, which the contract does not want).
     static func changedRows(_ result: OpaquePointer) -> Int {
         guard let status = PQcmdStatus(result) else { return 0 }
-        let tag = String(cString: status)
-        guard tag.hasPrefix("INSERT") || tag.hasPrefix("UPDATE") || tag.hasPrefix("DELETE") || tag.hasPrefix("MERGE") else {
-            return 0
+        let changes: Bool
+        switch UInt8(bitPattern: status.pointee) {
+        case UInt8(ascii: "I"): changes = commandTag(status, startsWith: "INSERT")
+        case UInt8(ascii: "U"): changes = commandTag(status, startsWith: "UPDATE")
+        case UInt8(ascii: "D"): changes = commandTag(status, startsWith: "DELETE")
+        case UInt8(ascii: "M"): changes = commandTag(status, startsWith: "MERGE")
+        default: changes = false
         }
-        guard let tuples = PQcmdTuples(result) else { return 0 }
-        return Int(String(cString: tuples)) ?? 0
+        guard changes, let tuples = PQcmdTuples(result) else { return 0 }
+        // The count is ASCII digits (empty for a command without one); one beyond `Int` is 0,
+        // as it was when parsed from a `String`.
+        var count = 0
+        var pointer = tuples
+        while pointer.pointee >= 0x30 && pointer.pointee <= 0x39 {
+            let (product, overflow) = count.multipliedReportingOverflow(by: 10)
+            let (sum, carry) = product.addingReportingOverflow(Int(pointer.pointee - 0x30))
+            guard !overflow, !carry else { return 0 }
+            count = sum
+            pointer += 1
+        }
+        return count
+    }
+
+    /// Whether the C string `tag` (a result's command tag, ASCII) begins with `prefix`: a byte
+    /// comparison, because every statement's result is asked twice (whether it changed rows,
+    /// whether it ended a transaction) and building a `String` each time was a measurable
+    /// share of a lookup.
+    @inline(__always)
+    static func commandTag(_ tag: UnsafePointer<CChar>, startsWith prefix: StaticString) -> Bool {
+        prefix.withUTF8Buffer { bytes in
+            for (index, byte) in bytes.enumerated() where UInt8(bitPattern: tag[index]) != byte {
+                // A shorter tag ends with NUL, which differs from every byte of the prefix.
+                return false
+            }
+            return true
+        }
     }
 
     /// Leaves COPY mode so the connection stays usable.

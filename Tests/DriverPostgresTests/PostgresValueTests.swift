@@ -234,6 +234,11 @@ struct PostgresValueTests {
             #expect(try db.execute("SELECT * FROM t", bindings: [], onRow: nil) == 0)
             #expect(try db.execute("DELETE FROM t WHERE v = $1 RETURNING v", bindings: [.integer(6)], onRow: nil) == 1)
             #expect(try db.execute("CREATE TABLE u (x INT)", bindings: [], onRow: nil) == 0)
+            #expect(try db.execute("INSERT INTO u SELECT v FROM t WHERE v > 100", bindings: [], onRow: nil) == 0)
+            #expect(try db.execute("INSERT INTO u SELECT generate_series(1, 12)", bindings: [], onRow: nil) == 12)
+            #expect(try db.execute("MERGE INTO u USING t ON u.x = t.v WHEN MATCHED THEN DELETE", bindings: [], onRow: nil) == 4)
+            #expect(try db.execute("SET LOCAL statement_timeout = 0", bindings: [], onRow: nil) == 0)
+            #expect(try db.execute("UPDATE u SET x = x", bindings: [], onRow: nil) == 8)
             let error = databaseError { try db.execute("SELECT $1::int + $2::int", bindings: [.integer(1)], onRow: nil) }
             guard case .misuse = error else {
                 Issue.record("a missing binding should be .misuse, got \(String(describing: error))")
