@@ -78,6 +78,76 @@ import Testing
         expectMisuse("is empty") { _ = try dialect.render(select(SQLColumnList(table: "t", []))) }
     }
 
+    @Test func plainSelectListsAreHashedWhenSetAndToldApartByEveryName() throws {
+        let dialect = SQLDialect.postgresLike(capacity: 20)
+        let base = SQLSelect(from: "t").columns(.column("a"), .expression(.column("t", "b"), alias: "x"), .all(table: "t"))
+        #expect(base.columnsDigest != nil)
+        func render(_ select: SQLSelect) throws -> RenderedSQL {
+            try dialect.render(.select(select.where(SQLExpression.column("a").equals(1))))
+        }
+        let first = try render(base)
+        #expect(first.sql == #"SELECT "a", "t"."b" AS "x", "t".* FROM "t" WHERE "a" = $1"#)
+        #expect(first.bindings == [.integer(1)])
+        #expect(try render(base).sql == first.sql)
+        #expect(dialect.cachedShapeCount == 1)
+        // Another name, table, alias, star's table or order: each its own text.
+        let variants: [(SQLSelect, String)] = [
+            (base.columns(.column("z"), .expression(.column("t", "b"), alias: "x"), .all(table: "t")),
+             #"SELECT "z", "t"."b" AS "x", "t".* FROM "t" WHERE "a" = $1"#),
+            (base.columns(.column("a"), .expression(.column("u", "b"), alias: "x"), .all(table: "t")),
+             #"SELECT "a", "u"."b" AS "x", "t".* FROM "t" WHERE "a" = $1"#),
+            (base.columns(.column("a"), .expression(.column("t", "b"), alias: "y"), .all(table: "t")),
+             #"SELECT "a", "t"."b" AS "y", "t".* FROM "t" WHERE "a" = $1"#),
+            (base.columns(.column("a"), .expression(.column("t", "b"), alias: nil), .all(table: "t")),
+             #"SELECT "a", "t"."b", "t".* FROM "t" WHERE "a" = $1"#),
+            (base.columns(.column("a"), .expression(.column("t", "b"), alias: "x"), .all(table: nil)),
+             #"SELECT "a", "t"."b" AS "x", * FROM "t" WHERE "a" = $1"#),
+            (base.columns(.expression(.column("t", "b"), alias: "x"), .column("a"), .all(table: "t")),
+             #"SELECT "t"."b" AS "x", "a", "t".* FROM "t" WHERE "a" = $1"#),
+            // The same names as one SQLColumnList are another shape with the same text.
+            (base.columns(.columns(SQLColumnList(table: nil, ["a", "b"]))), #"SELECT "a", "b" FROM "t" WHERE "a" = $1"#),
+            (base.columns(.column("a"), .column("b")), #"SELECT "a", "b" FROM "t" WHERE "a" = $1"#),
+        ]
+        for (select, sql) in variants {
+            #expect(try render(select).sql == sql)
+        }
+        #expect(dialect.cachedShapeCount == 1 + variants.count)
+
+        // Changed in place, the list is hashed again.
+        var changed = base
+        changed.columns.append(.column("c"))
+        #expect(try render(changed).sql == #"SELECT "a", "t"."b" AS "x", "t".*, "c" FROM "t" WHERE "a" = $1"#)
+        changed.columns[0] = .column("d")
+        #expect(try render(changed).sql == #"SELECT "d", "t"."b" AS "x", "t".*, "c" FROM "t" WHERE "a" = $1"#)
+
+        // Any other item (here one that binds a value) leaves the list to the walk.
+        var bound = base
+        bound.columns.insert(.expression(.bind(.integer(7)), alias: "seven"), at: 1)
+        #expect(bound.columnsDigest == nil)
+        let withValue = try render(bound)
+        #expect(withValue.sql == #"SELECT "a", $1 AS "seven", "t"."b" AS "x", "t".* FROM "t" WHERE "a" = $2"#)
+        #expect(withValue.bindings == [.integer(7), .integer(1)])
+        bound.columns.remove(at: 1)
+        #expect(bound.columnsDigest == base.columnsDigest)
+        #expect(try render(bound).sql == first.sql)
+    }
+
+    @Test func canonicallyEquivalentNamesAreDifferentShapes() throws {
+        // Equal as Swift strings, different identifiers to a database.
+        let composed = "caf\u{E9}"
+        let decomposed = "cafe\u{301}"
+        #expect(composed == decomposed)
+        let dialect = SQLDialect.postgresLike(capacity: 10)
+        for name in [composed, decomposed] {
+            let expected: [UInt8] = Array(#"SELECT ""#.utf8) + Array(name.utf8) + Array(#"" FROM "t""#.utf8)
+            let plain = try dialect.render(.select(SQLSelect(from: "t").columns(.column(name))))
+            let listed = try dialect.render(.select(SQLSelect(from: "t").columns(.columns(SQLColumnList(table: nil, [name])))))
+            #expect(Array(plain.sql.utf8) == expected)
+            #expect(Array(listed.sql.utf8) == expected)
+        }
+        #expect(dialect.cachedShapeCount == 4)
+    }
+
     @Test func cacheIsBounded() throws {
         let dialect = SQLDialect.postgresLike(capacity: 3)
         for i in 0..<10 { _ = try dialect.render(.select(SQLSelect(from: "t\(i)"))) }

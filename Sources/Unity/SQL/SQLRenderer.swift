@@ -205,7 +205,16 @@ struct SQLRenderer {
 
     private mutating func selectCore(_ s: SQLSelect) throws {
         write(s.distinct ? "SELECT DISTINCT " : "SELECT ")
-        try selectList(s.columns)
+        if mode == .shape, let digest = s.columnsDigest {
+            // A list of plain columns, hashed when it was set (see `SQLSelect.columnsDigest`).
+            write("plain select list")
+            primaryHasher.combine(digest.primary)
+            secondaryHasher.combine(digest.secondary)
+            primaryHasher.combine(digest.bindingCount)
+            secondaryHasher.combine(digest.bindingCount)
+        } else {
+            try selectList(s.columns)
+        }
         if let from = s.from {
             write(" FROM ")
             try tableSource(from)

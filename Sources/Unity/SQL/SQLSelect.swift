@@ -12,7 +12,15 @@ public struct SQLSelect: Sendable, Hashable {
     /// DISTINCT.
     public var distinct: Bool
     /// The select list; empty means `*`.
-    public var columns: [SQLSelectColumn]
+    public var columns: [SQLSelectColumn] {
+        didSet { columnsDigest = SQLSelectColumn.digest(of: columns) }
+    }
+    /// The select list's shape, hashed when the list is set, or nil unless every item is a
+    /// plain column or `*` (see ``SQLSelectColumn/digest(of:)``). A list kept in a `static`
+    /// base query and narrowed per call (`base.where(...)`) is then hashed once, not on every
+    /// rendering: walking it again on each call, on a Unity thread, was a large share of a
+    /// `db.read` lookup under load (the items are boxes shared by every thread).
+    private(set) var columnsDigest: SQLShapeKey?
     /// The FROM source, or nil for a SELECT without a table.
     public var from: SQLTableSource?
     /// Joins, in order.
@@ -43,6 +51,7 @@ public struct SQLSelect: Sendable, Hashable {
     ) {
         self.distinct = distinct
         self.columns = columns
+        self.columnsDigest = SQLSelectColumn.digest(of: columns)
         self.from = from
         self.joins = joins
         self.whereCondition = whereCondition
@@ -120,6 +129,31 @@ public enum SQLSelectColumn: Sendable, Hashable {
     public static func column(_ name: String) -> SQLSelectColumn { .expression(.column(name), alias: nil) }
     /// An expression without alias.
     public static func expression(_ e: SQLExpression) -> SQLSelectColumn { .expression(e, alias: nil) }
+
+    /// Two differently salted hashes of a select list whose items are all plain columns
+    /// (`"t"."a" AS "x"`) or `*`, and its length; nil for an empty list or one with any other
+    /// item. Such a list's SQL depends on its names alone (no bind values, nothing a dialect
+    /// spells its own way but the quoting), so the renderer's shape hash may stand in these
+    /// numbers for the walk over its items, as it does for an ``SQLColumnList``.
+    static func digest(of columns: [SQLSelectColumn]) -> SQLShapeKey? {
+        guard !columns.isEmpty else { return nil }
+        var digest = SQLNameDigest(salt: 0x5E1E_C7ED)
+        for column in columns {
+            switch column {
+            case .all(let table):
+                digest.add(tag: 1)
+                digest.add(table)
+            case .expression(.column(let table, let name), let alias):
+                digest.add(tag: 2)
+                digest.add(table)
+                digest.add(name)
+                digest.add(alias)
+            case .expression, .columns:
+                return nil
+            }
+        }
+        return digest.finalize(count: columns.count)
+    }
 }
 
 /// Columns of one table, `"t"."a", "t"."b", …`, made once and used in many statements: the
@@ -142,14 +176,51 @@ public struct SQLColumnList: Sendable, Hashable {
     public init(table: String?, _ names: [String]) {
         self.table = table
         self.names = names
-        var primary = Hasher()
-        var secondary = Hasher()
-        secondary.combine(0x5EED_CAFE as UInt32)
-        primary.combine(table)
-        secondary.combine(table)
-        primary.combine(names)
-        secondary.combine(names)
-        digest = SQLShapeKey(primary: primary.finalize(), secondary: secondary.finalize(), bindingCount: names.count)
+        var digest = SQLNameDigest(salt: 0x5EED_CAFE)
+        digest.add(table)
+        for name in names { digest.add(name) }
+        self.digest = digest.finalize(count: names.count)
+    }
+}
+
+/// Two differently salted hashes (`Hasher` is seeded per process) of a sequence of SQL names,
+/// by their UTF-8 bytes: the digest that stands in a list of names in a statement's shape.
+///
+/// Bytes, not `String` hashing: two canonically equivalent names (`"é"` precomposed or as `e`
+/// and a combining accent) are equal `String`s and hash alike, yet they are different
+/// identifiers to a database, and the rendered SQL of one must never be served for the other.
+struct SQLNameDigest {
+    private var primary = Hasher()
+    private var secondary = Hasher()
+
+    init(salt: UInt32) {
+        secondary.combine(salt)
+    }
+
+    /// Adds a marker that tells the kinds of item apart.
+    mutating func add(tag: UInt8) {
+        primary.combine(tag)
+        secondary.combine(tag)
+    }
+
+    /// Adds a name, or its absence, by bytes and length.
+    mutating func add(_ name: String?) {
+        guard var name else {
+            add(tag: 0)
+            return
+        }
+        add(tag: 0xFF)
+        name.withUTF8 { bytes in
+            primary.combine(bytes: UnsafeRawBufferPointer(bytes))
+            secondary.combine(bytes: UnsafeRawBufferPointer(bytes))
+        }
+        primary.combine(name.utf8.count)
+        secondary.combine(name.utf8.count)
+    }
+
+    /// The digest of everything added to a list of `count` items.
+    func finalize(count: Int) -> SQLShapeKey {
+        SQLShapeKey(primary: primary.finalize(), secondary: secondary.finalize(), bindingCount: count)
     }
 }
 
