@@ -89,8 +89,16 @@ final class PostgresConnection: DriverConnection {
     let cancelHandle: PGCancelHandle
     private var statements: [PGStatementKey: PGPreparedStatement] = [:] {
         // Any change may have dropped one of them (eviction, `DEALLOCATE`, a stale plan).
-        didSet { transactionStatements = nil }
+        didSet {
+            transactionStatements = nil
+            lastStatement = nil
+        }
     }
+    /// The statement found last, with its SQL: a connection that runs one shape again and
+    /// again (a server's lookups, whose SQL text the dialect's cache serves as one string)
+    /// finds it by the string's identity, without hashing the text. Cleared whenever the
+    /// cache changes.
+    private var lastStatement: (sql: String, types: [Oid], statement: PGPreparedStatement)?
     /// The prepared BEGIN of the last read begun together with its first statement (by its
     /// SQL) and the COMMIT AND CHAIN prepared beside it (with the COMMIT): each read finds
     /// them without hashing their text three times over. Cleared whenever the cache changes.
@@ -495,13 +503,24 @@ final class PostgresConnection: DriverConnection {
 
     /// The cached prepared statement for `sql` with these parameter types, preparing and
     /// describing it on first use.
+    /// The prepared statement for `sql` with parameters of `types`, if the cache has it.
+    @inline(__always)
+    private func cachedStatement(_ sql: String, types: [Oid]) -> PGPreparedStatement? {
+        if let last = lastStatement, SQLTextKey.sameRepresentation(last.sql, sql), last.types == types {
+            return last.statement
+        }
+        guard let found = statements[PGStatementKey(sql: SQLTextKey(sql), types: types)] else { return nil }
+        lastStatement = (sql, types, found)
+        return found
+    }
+
     private func statement(for sql: String, types: [Oid], on conn: OpaquePointer) throws -> PGPreparedStatement {
         useCounter &+= 1
-        let key = PGStatementKey(sql: SQLTextKey(sql), types: types)
-        if let cached = statements[key] {
+        if let cached = cachedStatement(sql, types: types) {
             cached.lastUse = useCounter
             return cached
         }
+        let key = PGStatementKey(sql: SQLTextKey(sql), types: types)
         try SQLText.refuseNUL(in: sql)
         // libpq drops the connection when the server describes more parameters than
         // `maxBindParameters` (see SQLDialect.maxBindParameters): refuse the statement before
@@ -635,7 +654,7 @@ final class PostgresConnection: DriverConnection {
             let chainStatement: PGPreparedStatement
             let statement: PGPreparedStatement
             if let memo = transactionStatements, SQLTextKey.sameBytes(memo.begin, begin),
-               let cached = statements[PGStatementKey(sql: SQLTextKey(sql), types: parameters.types)] {
+               let cached = cachedStatement(sql, types: parameters.types) {
                 // Everything is prepared: one lookup, and the three stay the most recently used.
                 useCounter &+= 1
                 memo.beginStatement.lastUse = useCounter

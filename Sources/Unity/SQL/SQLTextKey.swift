@@ -30,16 +30,21 @@ public struct SQLTextKey: Hashable, Sendable {
         hasher.combine(sql.utf8.count)
     }
 
+    /// True when `a` and `b` are one representation: the same inline bytes of a small string,
+    /// or the same storage (SQL text served again from a cache). They then hold the same
+    /// bytes; false says nothing about the bytes.
+    @inline(__always)
+    public static func sameRepresentation(_ a: String, _ b: String) -> Bool {
+        MemoryLayout<String>.size == MemoryLayout<(UInt, UInt)>.size
+            && unsafeBitCast(a, to: (UInt, UInt).self) == unsafeBitCast(b, to: (UInt, UInt).self)
+    }
+
     /// True when `a` and `b` have the same UTF-8 bytes (not merely canonically equivalent
     /// Unicode, which is what `a == b` asks).
     public static func sameBytes(_ a: String, _ b: String) -> Bool {
-        // Two strings with the same representation (the same inline bytes of a small string,
-        // or the same storage) hold the same bytes: the common case of a batch, whose rows
-        // name the same columns, answered without touching the bytes.
-        if MemoryLayout<String>.size == MemoryLayout<(UInt, UInt)>.size,
-           unsafeBitCast(a, to: (UInt, UInt).self) == unsafeBitCast(b, to: (UInt, UInt).self) {
-            return true
-        }
+        // The common case of a batch, whose rows name the same columns, is answered without
+        // touching the bytes.
+        if sameRepresentation(a, b) { return true }
         guard a.utf8.count == b.utf8.count else { return false }
         var a = a
         var b = b
