@@ -501,8 +501,6 @@ final class PostgresConnection: DriverConnection {
 
     // MARK: - Prepared statements
 
-    /// The cached prepared statement for `sql` with these parameter types, preparing and
-    /// describing it on first use.
     /// The prepared statement for `sql` with parameters of `types`, if the cache has it.
     @inline(__always)
     private func cachedStatement(_ sql: String, types: [Oid]) -> PGPreparedStatement? {
@@ -514,6 +512,8 @@ final class PostgresConnection: DriverConnection {
         return found
     }
 
+    /// The cached prepared statement for `sql` with these parameter types, preparing and
+    /// describing it on first use.
     private func statement(for sql: String, types: [Oid], on conn: OpaquePointer) throws -> PGPreparedStatement {
         useCounter &+= 1
         if let cached = cachedStatement(sql, types: types) {

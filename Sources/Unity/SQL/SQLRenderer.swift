@@ -68,6 +68,16 @@ struct SQLRenderer {
         secondaryHasher.combine(s.utf8.count)
     }
 
+    /// Adds a list's digest, made when the list was (``SQLNameDigest``), to the shape in place
+    /// of its items, after a marker that tells the kind of list.
+    private mutating func hashDigest(_ marker: StaticString, _ digest: SQLShapeKey) {
+        write(marker)
+        primaryHasher.combine(digest.primary)
+        secondaryHasher.combine(digest.secondary)
+        primaryHasher.combine(digest.bindingCount)
+        secondaryHasher.combine(digest.bindingCount)
+    }
+
     private mutating func identifier(_ name: String) throws {
         switch mode {
         case .text:
@@ -207,11 +217,7 @@ struct SQLRenderer {
         write(s.distinct ? "SELECT DISTINCT " : "SELECT ")
         if mode == .shape, let digest = s.columnsDigest {
             // A list of plain columns, hashed when it was set (see `SQLSelect.columnsDigest`).
-            write("plain select list")
-            primaryHasher.combine(digest.primary)
-            secondaryHasher.combine(digest.secondary)
-            primaryHasher.combine(digest.bindingCount)
-            secondaryHasher.combine(digest.bindingCount)
+            hashDigest("plain select list", digest)
         } else {
             try selectList(s.columns)
         }
@@ -286,11 +292,7 @@ struct SQLRenderer {
         switch mode {
         case .shape:
             // The list's own hashes, made once (see ``SQLColumnList``).
-            write("columns")
-            primaryHasher.combine(list.digest.primary)
-            secondaryHasher.combine(list.digest.secondary)
-            primaryHasher.combine(list.names.count)
-            secondaryHasher.combine(list.names.count)
+            hashDigest("columns", list.digest)
         case .text:
             if list.names.isEmpty { throw DatabaseError.misuse("a column list is empty; list at least one column") }
             for (i, name) in list.names.enumerated() {
