@@ -59,6 +59,66 @@ struct SQLShapeMixer {
     }
 }
 
+/// The two independent hashes of a statement's shape (or of a list of names standing in one):
+/// the per-process seeded SipHash and the ``SQLShapeMixer``, always fed the same words.
+struct SQLShapeHash {
+    private var primary = Hasher()
+    private var secondary = SQLShapeMixer()
+
+    init() {}
+
+    /// A hash that starts from `salt`: one kind of digest never shares a value with another
+    /// made from the same words.
+    init(salt: UInt32) {
+        combine(salt)
+    }
+
+    @inline(__always)
+    mutating func combine(_ value: Int) {
+        primary.combine(value)
+        secondary.combine(value)
+    }
+
+    @inline(__always)
+    mutating func combine(_ value: UInt32) {
+        primary.combine(value)
+        secondary.combine(value)
+    }
+
+    /// Adds a string by its UTF-8 bytes and their count. Bytes, not `String` hashing: two
+    /// canonically equivalent names (`"é"` precomposed, or `e` and a combining accent) are
+    /// equal `String`s and hash alike, yet they are different identifiers to a database, and
+    /// the rendered SQL of one must never be served for the other.
+    mutating func combine(utf8 s: String) {
+        var copy = s
+        copy.withUTF8 { buffer in
+            primary.combine(bytes: UnsafeRawBufferPointer(buffer))
+            secondary.combine(bytes: UnsafeRawBufferPointer(buffer))
+        }
+        combine(s.utf8.count)
+    }
+
+    /// Adds a name, or its absence, so that `nil` and `""` differ.
+    mutating func combine(name: String?) {
+        guard let name else { return combine(0 as UInt32) }
+        combine(1 as UInt32)
+        combine(utf8: name)
+    }
+
+    /// Adds a digest made beforehand (``SQLColumnList``, a plain select list) in place of
+    /// what it stands for.
+    mutating func combine(digest: SQLShapeKey) {
+        primary.combine(digest.primary)
+        secondary.combine(digest.secondary)
+        combine(digest.bindingCount)
+    }
+
+    /// The key of everything combined, for a statement or list of `bindingCount` values.
+    func finalize(bindingCount: Int) -> SQLShapeKey {
+        SQLShapeKey(primary: primary.finalize(), secondary: secondary.finalize(), bindingCount: bindingCount)
+    }
+}
+
 /// A bounded, thread-safe map from statement shape to rendered SQL text, one per dialect.
 ///
 /// An `NSLock` guards it (not `Synchronization.Mutex`, which needs macOS 15 while the

@@ -16,8 +16,7 @@ struct SQLRenderer {
     let mode: Mode
     private(set) var sql = ""
     private(set) var bindings: [DatabaseValue] = []
-    private var primaryHasher = Hasher()
-    private var secondaryHasher = SQLShapeMixer()
+    private var shapeHash = SQLShapeHash()
     /// Inside DDL, values cannot be bound (PostgreSQL refuses parameters in utility
     /// statements), so bind values are spelled as literals there.
     private var inlineValues = false
@@ -29,7 +28,7 @@ struct SQLRenderer {
     }
 
     var shapeKey: SQLShapeKey {
-        SQLShapeKey(primary: primaryHasher.finalize(), secondary: secondaryHasher.finalize(), bindingCount: bindings.count)
+        shapeHash.finalize(bindingCount: bindings.count)
     }
 
     // MARK: Primitive writers
@@ -40,12 +39,9 @@ struct SQLRenderer {
             s.withUTF8Buffer { sql.append(String(decoding: $0, as: UTF8.self)) }
         case .shape:
             if s.hasPointerRepresentation {
-                let address = Int(bitPattern: s.utf8Start)
-                primaryHasher.combine(address)
-                secondaryHasher.combine(address)
+                shapeHash.combine(Int(bitPattern: s.utf8Start))
             } else {
-                primaryHasher.combine(s.unicodeScalar.value)
-                secondaryHasher.combine(s.unicodeScalar.value)
+                shapeHash.combine(s.unicodeScalar.value)
             }
         }
     }
@@ -54,28 +50,15 @@ struct SQLRenderer {
     private mutating func writeText(_ s: String) {
         switch mode {
         case .text: sql.append(s)
-        case .shape: hashBytes(s)
+        case .shape: shapeHash.combine(utf8: s)
         }
     }
 
-    private mutating func hashBytes(_ s: String) {
-        var copy = s
-        copy.withUTF8 { buffer in
-            primaryHasher.combine(bytes: UnsafeRawBufferPointer(buffer))
-            secondaryHasher.combine(bytes: UnsafeRawBufferPointer(buffer))
-        }
-        primaryHasher.combine(s.utf8.count)
-        secondaryHasher.combine(s.utf8.count)
-    }
-
-    /// Adds a list's digest, made when the list was (``SQLNameDigest``), to the shape in place
-    /// of its items, after a marker that tells the kind of list.
+    /// Adds a list's digest, made when the list was, to the shape in place of its items,
+    /// after a marker that tells the kind of list.
     private mutating func hashDigest(_ marker: StaticString, _ digest: SQLShapeKey) {
         write(marker)
-        primaryHasher.combine(digest.primary)
-        secondaryHasher.combine(digest.secondary)
-        primaryHasher.combine(digest.bindingCount)
-        secondaryHasher.combine(digest.bindingCount)
+        shapeHash.combine(digest: digest)
     }
 
     private mutating func identifier(_ name: String) throws {
@@ -90,7 +73,7 @@ struct SQLRenderer {
             }
             sql.append(dialect.quoteIdentifier(name))
         case .shape:
-            hashBytes(name)
+            shapeHash.combine(utf8: name)
         }
     }
 
@@ -876,9 +859,8 @@ struct SQLRenderer {
         if mode == .shape {
             // The text and the number of values identify the rendering; the scan that
             // validated them ran when this shape was first rendered.
-            hashBytes(f.sql)
-            primaryHasher.combine(f.bindings.count)
-            secondaryHasher.combine(f.bindings.count)
+            shapeHash.combine(utf8: f.sql)
+            shapeHash.combine(f.bindings.count)
             for value in f.bindings { try bind(value) }
             return
         }

@@ -130,29 +130,29 @@ public enum SQLSelectColumn: Sendable, Hashable {
     /// An expression without alias.
     public static func expression(_ e: SQLExpression) -> SQLSelectColumn { .expression(e, alias: nil) }
 
-    /// Two differently salted hashes of a select list whose items are all plain columns
+    /// The two shape hashes (``SQLShapeHash``) of a select list whose items are all plain columns
     /// (`"t"."a" AS "x"`) or `*`, and its length; nil for an empty list or one with any other
     /// item. Such a list's SQL depends on its names alone (no bind values, nothing a dialect
     /// spells its own way but the quoting), so the renderer's shape hash may stand in these
     /// numbers for the walk over its items, as it does for an ``SQLColumnList``.
     static func digest(of columns: [SQLSelectColumn]) -> SQLShapeKey? {
         guard !columns.isEmpty else { return nil }
-        var digest = SQLNameDigest(salt: 0x5E1E_C7ED)
+        var digest = SQLShapeHash(salt: 0x5E1E_C7ED)
         for column in columns {
             switch column {
             case .all(let table):
-                digest.add(tag: 1)
-                digest.add(table)
+                digest.combine(1 as UInt32)
+                digest.combine(name: table)
             case .expression(.column(let table, let name), let alias):
-                digest.add(tag: 2)
-                digest.add(table)
-                digest.add(name)
-                digest.add(alias)
+                digest.combine(2 as UInt32)
+                digest.combine(name: table)
+                digest.combine(utf8: name)
+                digest.combine(name: alias)
             case .expression, .columns:
                 return nil
             }
         }
-        return digest.finalize(count: columns.count)
+        return digest.finalize(bindingCount: columns.count)
     }
 }
 
@@ -168,59 +168,18 @@ public struct SQLColumnList: Sendable, Hashable {
     public let table: String?
     /// The column names, in order.
     public let names: [String]
-    /// Two differently salted hashes of `table` and `names` (`Hasher` is seeded per
-    /// process), as the shape key hashes everything else.
+    /// The two shape hashes (``SQLShapeHash``) of `table` and `names`, by their bytes, as
+    /// the shape key hashes everything else.
     let digest: SQLShapeKey
 
     /// The columns `names`, qualified by `table` when given.
     public init(table: String?, _ names: [String]) {
         self.table = table
         self.names = names
-        var digest = SQLNameDigest(salt: 0x5EED_CAFE)
-        digest.add(table)
-        for name in names { digest.add(name) }
-        self.digest = digest.finalize(count: names.count)
-    }
-}
-
-/// Two differently salted hashes (`Hasher` is seeded per process) of a sequence of SQL names,
-/// by their UTF-8 bytes: the digest that stands in a list of names in a statement's shape.
-///
-/// Bytes, not `String` hashing: two canonically equivalent names (`"é"` precomposed or as `e`
-/// and a combining accent) are equal `String`s and hash alike, yet they are different
-/// identifiers to a database, and the rendered SQL of one must never be served for the other.
-struct SQLNameDigest {
-    private var primary = Hasher()
-    private var secondary = Hasher()
-
-    init(salt: UInt32) {
-        secondary.combine(salt)
-    }
-
-    /// Adds a marker that tells the kinds of item apart.
-    mutating func add(tag: UInt8) {
-        primary.combine(tag)
-        secondary.combine(tag)
-    }
-
-    /// Adds a name, or its absence, by bytes and length.
-    mutating func add(_ name: String?) {
-        guard var name else {
-            add(tag: 0)
-            return
-        }
-        add(tag: 0xFF)
-        name.withUTF8 { bytes in
-            primary.combine(bytes: UnsafeRawBufferPointer(bytes))
-            secondary.combine(bytes: UnsafeRawBufferPointer(bytes))
-        }
-        primary.combine(name.utf8.count)
-        secondary.combine(name.utf8.count)
-    }
-
-    /// The digest of everything added to a list of `count` items.
-    func finalize(count: Int) -> SQLShapeKey {
-        SQLShapeKey(primary: primary.finalize(), secondary: secondary.finalize(), bindingCount: count)
+        var digest = SQLShapeHash(salt: 0x5EED_CAFE)
+        digest.combine(name: table)
+        for name in names { digest.combine(utf8: name) }
+        self.digest = digest.finalize(bindingCount: names.count)
     }
 }
 
