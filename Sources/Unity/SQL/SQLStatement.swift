@@ -1,5 +1,9 @@
 /// A whole SQL statement as a value, rendered by ``SQLDialect/render(_:)``.
-public indirect enum SQLStatement: Sendable, Hashable {
+///
+/// A SELECT is stored in the enum itself, the large statements of other kinds in a box of
+/// their own (`indirect`): a lookup builds, renders and drops a SELECT every time, and a box
+/// cost it an allocation, and the renderer a copy of the whole query out of the box.
+public enum SQLStatement: Sendable, Hashable {
     /// BEGIN.
     case begin(TransactionKind)
     /// COMMIT.
@@ -17,26 +21,26 @@ public indirect enum SQLStatement: Sendable, Hashable {
     /// SELECT (or a compound of SELECTs).
     case select(SQLSelect)
     /// INSERT, with optional upsert and RETURNING.
-    case insert(SQLInsert)
+    indirect case insert(SQLInsert)
     /// UPDATE.
-    case update(SQLUpdate)
+    indirect case update(SQLUpdate)
     /// DELETE.
-    case delete(SQLDelete)
+    indirect case delete(SQLDelete)
     /// CREATE TABLE.
-    case createTable(SQLCreateTable)
+    indirect case createTable(SQLCreateTable)
     /// DROP TABLE.
     case dropTable(SQLDropTable)
     /// CREATE INDEX.
-    case createIndex(SQLCreateIndex)
+    indirect case createIndex(SQLCreateIndex)
     /// DROP INDEX.
     case dropIndex(SQLDropIndex)
     /// ALTER TABLE.
-    case alterTable(SQLAlterTable)
+    indirect case alterTable(SQLAlterTable)
     /// `DECLARE name NO SCROLL CURSOR FOR select`: a server-side cursor over the SELECT's
     /// rows, read with ``fetchCursor(_:count:)`` inside the same transaction (PostgreSQL;
     /// SQLite has none: ``Connection/forEachRowInBatches(_:batchSize:_:)`` steps the
     /// statement there).
-    case declareCursor(String, SQLSelect)
+    indirect case declareCursor(String, SQLSelect)
     /// `FETCH FORWARD count FROM name`: the cursor's next `count` rows.
     case fetchCursor(String, count: Int)
     /// `CLOSE name`.
