@@ -50,19 +50,19 @@ public struct SQLInsert: Sendable, Hashable {
     }
 
     /// Sets ON CONFLICT (target) DO NOTHING.
-    public func onConflictDoNothing(_ target: [String] = []) -> SQLInsert {
+    public consuming func onConflictDoNothing(_ target: [String] = []) -> SQLInsert {
         var s = self
         s.onConflict = SQLOnConflict(target: target, action: .doNothing)
         return s
     }
     /// Sets ON CONFLICT (target) DO UPDATE SET … [WHERE …].
-    public func onConflict(_ target: [String], doUpdate assignments: [SQLAssignment], where condition: SQLExpression? = nil) -> SQLInsert {
+    public consuming func onConflict(_ target: [String], doUpdate assignments: [SQLAssignment], where condition: SQLExpression? = nil) -> SQLInsert {
         var s = self
         s.onConflict = SQLOnConflict(target: target, action: .doUpdate(assignments, where: condition))
         return s
     }
     /// Sets the RETURNING list.
-    public func returning(_ columns: SQLSelectColumn...) -> SQLInsert { var s = self; s.returning = columns; return s }
+    public consuming func returning(_ columns: SQLSelectColumn...) -> SQLInsert { var s = self; s.returning = columns; return s }
 }
 
 /// Where an INSERT's rows come from.
@@ -134,13 +134,13 @@ public struct SQLUpdate: Sendable, Hashable {
         self.returning = returning
     }
     /// ANDs a condition into WHERE.
-    public func `where`(_ condition: SQLExpression) -> SQLUpdate {
+    public consuming func `where`(_ condition: SQLExpression) -> SQLUpdate {
         var s = self
         s.whereCondition = s.whereCondition.map { $0 && condition } ?? condition
         return s
     }
     /// Sets the RETURNING list.
-    public func returning(_ columns: SQLSelectColumn...) -> SQLUpdate { var s = self; s.returning = columns; return s }
+    public consuming func returning(_ columns: SQLSelectColumn...) -> SQLUpdate { var s = self; s.returning = columns; return s }
 }
 
 /// A DELETE statement as a value.
@@ -159,11 +159,11 @@ public struct SQLDelete: Sendable, Hashable {
         self.returning = returning
     }
     /// ANDs a condition into WHERE.
-    public func `where`(_ condition: SQLExpression) -> SQLDelete {
+    public consuming func `where`(_ condition: SQLExpression) -> SQLDelete {
         var s = self
         s.whereCondition = s.whereCondition.map { $0 && condition } ?? condition
         return s
     }
     /// Sets the RETURNING list.
-    public func returning(_ columns: SQLSelectColumn...) -> SQLDelete { var s = self; s.returning = columns; return s }
+    public consuming func returning(_ columns: SQLSelectColumn...) -> SQLDelete { var s = self; s.returning = columns; return s }
 }

@@ -68,45 +68,49 @@ public struct SQLSelect: Sendable, Hashable {
         self.init(from: .table(table, alias: alias))
     }
 
+    // The builders consume the query they extend: in a chain (`base.where(…).orderBy(…)`) each
+    // step then changes the previous step's query in place, where a borrowed one would be
+    // copied, and its arrays with it on the first append.
+
     /// Replaces the select list.
-    public func columns(_ columns: [SQLSelectColumn]) -> SQLSelect { var s = self; s.columns = columns; return s }
+    public consuming func columns(_ columns: [SQLSelectColumn]) -> SQLSelect { var s = self; s.columns = columns; return s }
     /// Replaces the select list.
-    public func columns(_ columns: SQLSelectColumn...) -> SQLSelect { self.columns(columns) }
+    public consuming func columns(_ columns: SQLSelectColumn...) -> SQLSelect { self.columns(columns) }
     /// Sets DISTINCT.
-    public func distinct(_ on: Bool = true) -> SQLSelect { var s = self; s.distinct = on; return s }
+    public consuming func distinct(_ on: Bool = true) -> SQLSelect { var s = self; s.distinct = on; return s }
     /// Adds a join on a table.
-    public func join(_ kind: SQLJoinKind, _ table: String, as alias: String? = nil, on condition: SQLExpression? = nil) -> SQLSelect {
+    public consuming func join(_ kind: SQLJoinKind, _ table: String, as alias: String? = nil, on condition: SQLExpression? = nil) -> SQLSelect {
         join(SQLJoin(kind, .table(table, alias: alias), on: condition))
     }
     /// Adds a join.
-    public func join(_ join: SQLJoin) -> SQLSelect { var s = self; s.joins.append(join); return s }
+    public consuming func join(_ join: SQLJoin) -> SQLSelect { var s = self; s.joins.append(join); return s }
     /// ANDs a condition into WHERE.
-    public func `where`(_ condition: SQLExpression) -> SQLSelect {
+    public consuming func `where`(_ condition: SQLExpression) -> SQLSelect {
         var s = self
         s.whereCondition = s.whereCondition.map { $0 && condition } ?? condition
         return s
     }
     /// Adds GROUP BY expressions.
-    public func groupBy(_ expressions: SQLExpression...) -> SQLSelect { var s = self; s.groupBy += expressions; return s }
+    public consuming func groupBy(_ expressions: SQLExpression...) -> SQLSelect { var s = self; s.groupBy += expressions; return s }
     /// ANDs a condition into HAVING.
-    public func having(_ condition: SQLExpression) -> SQLSelect {
+    public consuming func having(_ condition: SQLExpression) -> SQLSelect {
         var s = self
         s.having = s.having.map { $0 && condition } ?? condition
         return s
     }
     /// Appends ORDER BY terms.
-    public func orderBy(_ terms: SQLOrdering...) -> SQLSelect { var s = self; s.orderBy += terms; return s }
+    public consuming func orderBy(_ terms: SQLOrdering...) -> SQLSelect { var s = self; s.orderBy += terms; return s }
     /// Sets LIMIT (and OFFSET).
-    public func limit(_ limit: Int?, offset: Int? = nil) -> SQLSelect {
+    public consuming func limit(_ limit: Int?, offset: Int? = nil) -> SQLSelect {
         var s = self
         s.limit = limit
         if let offset { s.offset = offset }
         return s
     }
     /// Sets OFFSET.
-    public func offset(_ offset: Int?) -> SQLSelect { var s = self; s.offset = offset; return s }
+    public consuming func offset(_ offset: Int?) -> SQLSelect { var s = self; s.offset = offset; return s }
     /// Combines another SELECT with UNION (ALL when `all`).
-    public func union(_ other: SQLSelect, all: Bool = false) -> SQLSelect {
+    public consuming func union(_ other: SQLSelect, all: Bool = false) -> SQLSelect {
         var s = self
         s.compounds.append(SQLCompoundMember(all ? .unionAll : .union, other))
         return s
