@@ -47,6 +47,35 @@ import Testing
         #expect(pg.bindings == [.integer(3), .text("red")])
     }
 
+    /// The builders consume the query they extend (a chain changes one query in place), yet a
+    /// query kept in a constant, and every query built from it, stays as it was written.
+    @Test func buildersLeaveTheQueryTheyExtendUnchanged() throws {
+        let base = SQLSelect(from: "hats").columns(.expression(.column("id")), .expression(.column("name")))
+            .join(.left, "sizes", on: .column("sizes", "hat_id").equals(.column("hats", "id")))
+            .where(.column("color").equals("red"))
+            .orderBy(SQLExpression.column("id").asc)
+        let baseSQL = #"SELECT "id", "name" FROM "hats" LEFT JOIN "sizes" ON "sizes"."hat_id" = "hats"."id" WHERE "color" = ? ORDER BY "id" ASC"#
+        let narrowed = base.where(.column("size").equals(7)).orderBy(SQLExpression.column("name").desc).limit(3)
+        let joined = base.join(.inner, "owners", on: .column("owners", "id").equals(.column("hats", "owner_id")))
+            .groupBy(.column("id")).having(SQLExpression.countAll.greaterThan(1)).distinct()
+        let unioned = base.union(SQLSelect(from: "caps").columns(.expression(.column("id")), .expression(.column("name"))))
+        let renamed = base.columns(.expression(.column("name"))).offset(5)
+        #expect(try sqlText(.select(base), .sqlite) == baseSQL)
+        #expect(try rendered(.select(base), .sqlite).bindings == [.text("red")])
+        #expect(try sqlText(.select(narrowed), .sqlite)
+            == #"SELECT "id", "name" FROM "hats" LEFT JOIN "sizes" ON "sizes"."hat_id" = "hats"."id" WHERE "color" = ? AND "size" = ? ORDER BY "id" ASC, "name" DESC LIMIT 3"#)
+        #expect(try sqlText(.select(joined), .sqlite)
+            == #"SELECT DISTINCT "id", "name" FROM "hats" LEFT JOIN "sizes" ON "sizes"."hat_id" = "hats"."id" INNER JOIN "owners" ON "owners"."id" = "hats"."owner_id" WHERE "color" = ? GROUP BY "id" HAVING COUNT(*) > ? ORDER BY "id" ASC"#)
+        #expect(try sqlText(.select(unioned), .sqlite)
+            == #"SELECT "id", "name" FROM "hats" LEFT JOIN "sizes" ON "sizes"."hat_id" = "hats"."id" WHERE "color" = ? UNION SELECT "id", "name" FROM "caps" ORDER BY "id" ASC"#)
+        #expect(try sqlText(.select(renamed), .sqlite)
+            == #"SELECT "name" FROM "hats" LEFT JOIN "sizes" ON "sizes"."hat_id" = "hats"."id" WHERE "color" = ? ORDER BY "id" ASC LIMIT -1 OFFSET ?"#)
+        // The base, rendered again after all of that, is unchanged, array by array.
+        #expect(try sqlText(.select(base), .sqlite) == baseSQL)
+        #expect(base.joins.count == 1 && base.orderBy.count == 1 && base.groupBy.isEmpty && base.compounds.isEmpty)
+        #expect(base.limit == nil && base.offset == nil && !base.distinct && base.having == nil && base.columns.count == 2)
+    }
+
     @Test func everyClauseInOrder() throws {
         let q = SQLSelect(from: "orders")
             .distinct()
