@@ -27,8 +27,7 @@ struct CoreDecimalTests {
     }
 
     /// The same questions about a table, whatever declared its column.
-    func checkNumericBehaviour(_ db: Database, _ table: String) throws {
-        let price = SQLExpression.column("price")
+    func checkNumericBehaviour(_ db: Database, _ table: String, price: SQLExpression = .column("price")) throws {
         #expect(try ids(db, table, order: price.asc) == [4, 5, 1, 3, 2, 6])
         #expect(try ids(db, table, order: price.desc) == [6, 2, 3, 1, 5, 4])
         #expect(try ids(db, table, where: price.greaterThanOrEquals(.value(Self.d("10"))), order: price.asc) == [3, 2, 6])
@@ -83,6 +82,39 @@ struct CoreDecimalTests {
             }
             try checkNumericBehaviour(db, "money")
         }
+    }
+
+    /// A money column that a schema Unity did not create declares TEXT on SQLite (as sample
+    /// databases do) and NUMERIC on PostgreSQL: wrapped in `.decimal`, it compares, orders and
+    /// aggregates as a number on both, with the same answers. Unwrapped, SQLite's own rules
+    /// apply and the column orders as text.
+    @Test(arguments: Backend.allCases)
+    func textDeclaredMoneyColumnWrappedAsDecimal(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            let type = backend == .sqlite ? "TEXT" : "NUMERIC(12, 3)"
+            try Migrator(migrations: [Migration("0001_invoice", sql: """
+                CREATE TABLE invoice (id INTEGER PRIMARY KEY, price \(type));
+                """)]).migrate(db)
+            try db.write { conn in
+                for (id, price) in Self.prices {
+                    try conn.execute(.insert(SQLInsert(into: "invoice", values: ["id": .integer(Int64(id)), "price": .decimal(Self.d(price))])))
+                }
+            }
+            try checkNumericBehaviour(db, "invoice", price: .decimal(.column("price")))
+            #expect(try ids(db, "invoice", where: SQLExpression.decimal(.column("price")).greaterThan(.value(Self.d("9.91"))), order: SQLExpression.column("id").asc) == [2, 3, 6])
+            if backend == .sqlite {
+                // What a raw comparison gets: SQLite's text order on a TEXT column.
+                #expect(try ids(db, "invoice", order: SQLExpression.column("price").desc) == [1, 2, 6, 3, 5, 4])
+            }
+        }
+    }
+
+    /// The renderer spells the wrapper as a collation on SQLite and not at all on PostgreSQL.
+    @Test func decimalOperandRendering() throws {
+        let condition = SQLExpression.decimal(.column("price")).greaterThanOrEquals(.value(Self.d("10")))
+        let query = SQLStatement.select(SQLSelect(from: "t").columns(.column("id")).where(condition).orderBy(SQLExpression.decimal(.column("price")).desc))
+        #expect(try SQLDialect.sqlite.render(query).sql == #"SELECT "id" FROM "t" WHERE "price" COLLATE "unity_decimal" >= ? ORDER BY "price" COLLATE "unity_decimal" DESC"#)
+        #expect(try SQLDialect.postgres.render(query).sql == #"SELECT "id" FROM "t" WHERE "price" >= $1 ORDER BY "price" DESC"#)
     }
 
     /// Integer and double columns keep their own aggregate results.
