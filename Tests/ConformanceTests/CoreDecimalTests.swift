@@ -191,6 +191,65 @@ struct CoreDecimalTests {
         }
     }
 
+    /// Aggregates skip NULLs, and a group of only NULLs aggregates to NULL, on both backends:
+    /// SUM / AVG / MIN / MAX / COUNT over an integer and a `Decimal` column, per group,
+    /// against literals (AVG of 4 and NULL is 4, not 2; SUM of only NULLs is NULL, not 0).
+    @Test(arguments: Backend.allCases)
+    func aggregatesSkipNullsAndAnAllNullGroupIsNull(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            try db.write { conn in
+                try conn.execute(.createTable(SQLCreateTable("g", columns: [
+                    SQLColumnDefinition("grp", .int64), SQLColumnDefinition("i", .int64),
+                    SQLColumnDefinition("d", .decimal),
+                ])))
+                let rows: [(Int64, DatabaseValue, DatabaseValue)] = [
+                    (1, .integer(4), .decimal(Self.d("1.5"))), (1, .null, .null),
+                    (2, .null, .null), (2, .null, .null),
+                    (3, .integer(4), .decimal(Self.d("2.25"))), (3, .integer(7), .null), (3, .null, .decimal(Self.d("10.75"))),
+                ]
+                for (grp, i, d) in rows {
+                    try conn.execute(.insert(SQLInsert(into: "g", values: ["grp": .integer(grp), "i": i, "d": d])))
+                }
+            }
+            let i = SQLExpression.column("i"), d = SQLExpression.column("d")
+            let select = SQLSelect(from: "g").columns(
+                .expression(.column("grp"), alias: "grp"),
+                .expression(.sum(i), alias: "si"), .expression(.avg(i), alias: "ai"),
+                .expression(.min(i), alias: "mini"), .expression(.max(i), alias: "maxi"),
+                .expression(.sum(d), alias: "sd"), .expression(.avg(d), alias: "ad"),
+                .expression(.min(d), alias: "mind"), .expression(.max(d), alias: "maxd"),
+                .expression(.count(d), alias: "cd"))
+                .groupBy(.column("grp")).orderBy(SQLExpression.column("grp").asc)
+            let rows = try db.read { try $0.fetchAll(.select(select)) }
+            #expect(rows.count == 3)
+            guard rows.count == 3 else { return }
+            // Group 1: 4 and NULL; 1.5 and NULL.
+            #expect(try rows[0].decode(Int?.self, column: "si") == 4)
+            #expect(try rows[0].decode(Decimal?.self, column: "ai") == 4)
+            #expect(try rows[0].decode(Int?.self, column: "mini") == 4)
+            #expect(try rows[0].decode(Int?.self, column: "maxi") == 4)
+            #expect(try rows[0].decode(Decimal?.self, column: "sd") == Self.d("1.5"))
+            #expect(try rows[0].decode(Decimal?.self, column: "ad") == Self.d("1.5"))
+            #expect(try rows[0].decode(Decimal?.self, column: "mind") == Self.d("1.5"))
+            #expect(try rows[0].decode(Decimal?.self, column: "maxd") == Self.d("1.5"))
+            #expect(try rows[0].decode(Int.self, column: "cd") == 1)
+            // Group 2: only NULLs.
+            for column in ["si", "mini", "maxi"] { #expect(try rows[1].decode(Int?.self, column: column) == nil, "\(column)") }
+            for column in ["ai", "sd", "ad", "mind", "maxd"] { #expect(try rows[1].decode(Decimal?.self, column: column) == nil, "\(column)") }
+            #expect(try rows[1].decode(Int.self, column: "cd") == 0)
+            // Group 3: 4, 7 and NULL; 2.25, NULL and 10.75.
+            #expect(try rows[2].decode(Int?.self, column: "si") == 11)
+            #expect(try rows[2].decode(Decimal?.self, column: "ai") == Self.d("5.5"))
+            #expect(try rows[2].decode(Int?.self, column: "mini") == 4)
+            #expect(try rows[2].decode(Int?.self, column: "maxi") == 7)
+            #expect(try rows[2].decode(Decimal?.self, column: "sd") == Self.d("13"))
+            #expect(try rows[2].decode(Decimal?.self, column: "ad") == Self.d("6.5"))
+            #expect(try rows[2].decode(Decimal?.self, column: "mind") == Self.d("2.25"))
+            #expect(try rows[2].decode(Decimal?.self, column: "maxd") == Self.d("10.75"))
+            #expect(try rows[2].decode(Int.self, column: "cd") == 2)
+        }
+    }
+
     /// Integer and double columns keep their own aggregate results.
     @Test(arguments: Backend.allCases)
     func otherColumnsAggregateAsBefore(_ backend: Backend) throws {
