@@ -302,6 +302,14 @@ struct PostgresStatementNameTests {
             // The session's own value (what a SET would have changed) is the server's.
             #expect(try conn.fetchValue(String.self, sql: "SELECT reset_val FROM pg_settings WHERE name = 'search_path'") == "\"$user\", public")
         }
+        // A read's COMMIT is sent and answered at once, never held back for the next read.
+        let raw = try PostgresDriver(url, poolerMode: .transaction).connect(role: .writer)
+        defer { raw.close() }
+        #expect(raw.beginWithNextStatement("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"))
+        _ = try raw.execute("SELECT 1", bindings: [], onRow: nil)
+        #expect(raw.transactionStatus == .active)
+        #expect(raw.commitWithoutWaiting("COMMIT") == false)
+        #expect(!raw.holdsWork)
         // A statement that refuses transactions runs by itself, without the pinned search path.
         try db.withConnection { _ = try $0.execute(sql: "VACUUM \"\(schema)\".t") }
     }
