@@ -59,12 +59,17 @@ extension PostgresConnection {
     }
 
     /// The catalog query that finds a table's identity and serial columns with their
-    /// sequences, schema-qualified, by the table's name as the INSERT wrote it (`$1`).
+    /// sequences, schema-qualified, by the table's name as the INSERT wrote it (`$1`). A
+    /// sequence comes back only when this role may read the table and read and move the
+    /// sequence: a role that may only insert explicit ids gets them stored, without the
+    /// bookkeeping (which would otherwise fail its INSERT and, in a transaction, abort it).
     static let sequenceLookupSQL = """
-        SELECT a.attname, quote_ident(n.nspname) || '.' || quote_ident(c.relname), \
-        pg_get_serial_sequence(quote_ident(n.nspname) || '.' || quote_ident(c.relname), a.attname) \
+        SELECT attname, qualified, CASE WHEN seq IS NOT NULL AND has_table_privilege(relid, 'SELECT') \
+        AND has_sequence_privilege(seq, 'UPDATE') AND has_sequence_privilege(seq, 'SELECT, USAGE') THEN seq END \
+        FROM (SELECT a.attname, c.oid AS relid, quote_ident(n.nspname) || '.' || quote_ident(c.relname) AS qualified, \
+        pg_get_serial_sequence(quote_ident(n.nspname) || '.' || quote_ident(c.relname), a.attname) AS seq \
         FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace \
-        WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped AND (a.attidentity <> '' OR a.atthasdef)
+        WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped AND (a.attidentity <> '' OR a.atthasdef)) AS s
         """
 
     /// The statement that moves sequence `$1` to the maximum of `column` in `table` (both
