@@ -10,10 +10,23 @@
 /// Statements run over the extended protocol with a per-connection cache of prepared
 /// statements, and results are read in binary format whenever every column has a binary
 /// decoder.
+///
+/// Through a transaction-mode pooler (PgBouncer with `pool_mode = transaction`), turn on
+/// ``PoolerMode/transaction``: in ``DatabaseConfiguration/poolerMode``, as this initializer's
+/// `poolerMode`, or as the URL parameter `pooler=transaction`
+/// (`postgresql://app@127.0.0.1:6432/app?pooler=transaction`), which the driver takes out of
+/// the URL before libpq sees it.
 public struct PostgresDriver: DatabaseDriver {
-    /// The libpq connection string: a URL (`postgresql://user@host:port/db`) or key/value
-    /// pairs (`host=127.0.0.1 port=5432 dbname=app`).
+    /// The libpq connection string as given: a URL (`postgresql://user@host:port/db`) or
+    /// key/value pairs (`host=127.0.0.1 port=5432 dbname=app`).
     public let connectionString: String
+    /// The connection string libpq gets: ``connectionString`` without the `pooler` parameter.
+    let libpqConnectionString: String
+    /// ``PoolerMode/transaction`` when the initializer or the URL's `pooler` parameter asked
+    /// for it; a ``DatabaseConfiguration/poolerMode`` of `.transaction` turns it on too.
+    public let poolerMode: PoolerMode
+    /// The URL's `pooler` value when it names no mode: connecting then fails with a message.
+    private let invalidPoolerParameter: String?
     /// The number of connections the pool may open.
     public let connections: Int
     /// The schema every connection puts first on its `search_path`, or nil to keep the
@@ -26,10 +39,52 @@ public struct PostgresDriver: DatabaseDriver {
     ///   - connections: the pool size (at least 1).
     ///   - searchPath: a schema name each connection selects with `SET search_path` after
     ///     connecting; it is quoted as an identifier, so its case is kept.
-    public init(_ connectionString: String, connections: Int = 8, searchPath: String? = nil) {
+    ///   - poolerMode: `.transaction` behind a transaction-mode pooler (see
+    ///     ``DatabaseConfiguration/poolerMode``); the URL parameter `pooler=transaction` says
+    ///     the same.
+    public init(_ connectionString: String, connections: Int = 8, searchPath: String? = nil, poolerMode: PoolerMode = .none) {
         self.connectionString = connectionString
         self.connections = max(1, connections)
         self.searchPath = searchPath
+        let (stripped, requested) = Self.takePoolerParameter(from: connectionString)
+        self.libpqConnectionString = stripped
+        if let requested, let mode = PoolerMode(rawValue: requested.lowercased()) {
+            self.poolerMode = poolerMode == .transaction ? .transaction : mode
+            self.invalidPoolerParameter = nil
+        } else {
+            self.poolerMode = poolerMode
+            self.invalidPoolerParameter = requested
+        }
+    }
+
+    /// Takes the `pooler` parameter out of a `postgresql://` or `postgres://` URL's query
+    /// (libpq refuses parameters it does not know). Returns the URL without it and its value.
+    /// A key/value connection string is returned as it is.
+    static func takePoolerParameter(from connectionString: String) -> (String, String?) {
+        guard connectionString.hasPrefix("postgresql://") || connectionString.hasPrefix("postgres://"),
+              let questionMark = connectionString.firstIndex(of: "?") else {
+            return (connectionString, nil)
+        }
+        let base = connectionString[..<questionMark]
+        var query = connectionString[connectionString.index(after: questionMark)...]
+        var fragment = Substring("")
+        if let hash = query.firstIndex(of: "#") {
+            fragment = query[hash...]
+            query = query[..<hash]
+        }
+        var kept: [Substring] = []
+        var value: String?
+        for item in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            if parts[0] == "pooler" {
+                value = parts.count > 1 ? (String(parts[1]).removingPercentEncoding ?? String(parts[1])) : ""
+            } else {
+                kept.append(item)
+            }
+        }
+        guard value != nil else { return (connectionString, nil) }
+        let rest = kept.isEmpty ? "" : "?" + kept.joined(separator: "&")
+        return (String(base) + rest + String(fragment), value)
     }
 
     /// PostgreSQL's dialect.
@@ -45,6 +100,20 @@ public struct PostgresDriver: DatabaseDriver {
     /// Throws ``DatabaseError/connectionFailed(_:)`` with libpq's message when the server
     /// cannot be reached, refuses the login, or the search path cannot be set.
     public func connect(role: ConnectionRole) throws -> any DriverConnection {
-        try PostgresConnection(connectionString: connectionString, searchPath: searchPath)
+        try connect(role: role, configuration: DatabaseConfiguration())
+    }
+
+    /// Opens a connection that follows ``poolerMode`` or, when that is `.none`, the
+    /// configuration's ``DatabaseConfiguration/poolerMode``. Throws
+    /// ``DatabaseError/connectionFailed(_:)`` as ``connect(role:)`` does, and for a `pooler`
+    /// URL parameter that names no mode.
+    public func connect(role: ConnectionRole, configuration: DatabaseConfiguration) throws -> any DriverConnection {
+        if let invalidPoolerParameter {
+            throw DatabaseError.connectionFailed(DatabaseErrorContext(
+                message: "the URL parameter pooler=\(invalidPoolerParameter) names no pooler mode: use pooler=transaction "
+                    + "(behind a transaction-mode pooler such as PgBouncer) or pooler=none"))
+        }
+        let pooled = poolerMode == .transaction || configuration.poolerMode == .transaction
+        return try PostgresConnection(connectionString: libpqConnectionString, searchPath: searchPath, transactionPooler: pooled)
     }
 }

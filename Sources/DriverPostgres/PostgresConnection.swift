@@ -104,6 +104,36 @@ final class PostgresConnection: DriverConnection {
     /// them without hashing their text three times over. Cleared whenever the cache changes.
     private var transactionStatements: (begin: String, beginStatement: PGPreparedStatement, chainStatement: PGPreparedStatement)?
     private var statementCounter = 0
+    /// The start of every statement name this connection prepares: "u", twelve random hex
+    /// digits and "_". Two connections (of this process or another) never share a name, so a
+    /// pooler that moves a connection to another server connection can never make it run a
+    /// statement someone else prepared under the same name; it fails with a typed error
+    /// instead (see ``PGErrorMapping/poolerMismatch(sqlState:message:statementPrefix:sql:)``).
+    let statementPrefix: String = {
+        let digits = String(UInt64.random(in: 0...0xFFFF_FFFF_FFFF), radix: 16)
+        return "u" + String(repeating: "0", count: 12 - digits.count) + digits + "_"
+    }()
+    /// True for ``PoolerMode/transaction``: no state is kept on the server between
+    /// transactions (see ``PoolerMode/transaction``).
+    let transactionPooler: Bool
+    /// The schema put first on the search path, if any (pinned per transaction by a pooled
+    /// connection, set once on the session otherwise).
+    let searchPath: String?
+    /// True while a cursor opened outside any transaction streams in the transaction a pooled
+    /// connection opened for it: the cursor's end ends it.
+    private var cursorOwnsTransaction = false
+    /// What the server said when a pipeline failed on a lost prepared statement, for the
+    /// caller when sending it again does not help.
+    private var lastStaleError: DatabaseError?
+    /// Why a COMMIT sent without waiting failed (a read-only COMMIT has nothing to report,
+    /// but a transaction it left aborted makes the next statement fail with 25P02, which
+    /// then reports this instead).
+    private var commitReplyFailure: DatabaseError?
+    /// What each INSERT text seen on this connection needs to keep identity and serial
+    /// sequences ahead of the ids it supplies (see ``keepSequencesAhead(of:)``).
+    var sequenceFixes: [String: PGSequenceFix] = [:]
+    /// The last INSERT's entry of ``sequenceFixes``, found again by the string's identity.
+    var lastSequenceFix: (sql: String, fix: PGSequenceFix)?
     private var useCounter: UInt64 = 0
     /// Statements used at or after this count are in use by the running `executeBatch` and
     /// must not be evicted before it has sent them (0: no batch runs).
@@ -167,7 +197,7 @@ final class PostgresConnection: DriverConnection {
 
     /// Connects and prepares the session: the settings of ``sessionSettings`` pinned with one
     /// round trip, NOTICEs dropped, and the search path set when asked.
-    init(connectionString: String, searchPath: String?) throws {
+    init(connectionString: String, searchPath: String?, transactionPooler: Bool = false) throws {
         if let searchPath, searchPath.utf8.count > 63 {
             // The server would truncate the name and select another schema in silence.
             throw DatabaseError.misuse(
@@ -192,6 +222,12 @@ final class PostgresConnection: DriverConnection {
         PQsetNoticeProcessor(conn, { _, _ in }, nil)
         self.handle = conn
         self.cancelHandle = PGCancelHandle(PQgetCancel(conn))
+        self.searchPath = searchPath
+        self.transactionPooler = transactionPooler
+        // Through a transaction-mode pooler a session SET would stay on whichever server
+        // connection ran it and reach other clients: the settings are pinned per transaction
+        // instead (``pinSQL``); client_encoding travels in the startup packet.
+        if transactionPooler { return }
         // SET rather than startup `options`: connection poolers such as PgBouncer refuse
         // unknown startup parameters, and a SET outranks every other source of a setting.
         let sql = Self.sessionSetup(searchPath: searchPath)
@@ -286,6 +322,8 @@ final class PostgresConnection: DriverConnection {
     }
 
     func commitWithoutWaiting(_ sql: String) -> Bool {
+        // Through a pooler the transaction must end before the connection goes back.
+        guard !transactionPooler else { return false }
         // A FETCH still in flight is read first, by the COMMIT run the usual way.
         guard cursorBatchInFlight == nil else { return false }
         guard handle != nil, !cursorOpen else { return false }
@@ -376,6 +414,7 @@ final class PostgresConnection: DriverConnection {
     private func readCommitReply(_ conn: OpaquePointer) {
         guard awaitingCommitReply else { return }
         awaitingCommitReply = false
+        commitReplyFailure = nil
         var emptyReads = 0
         while PQstatus(conn) != CONNECTION_BAD {
             guard let result = PQgetResult(conn) else {
@@ -385,6 +424,9 @@ final class PostgresConnection: DriverConnection {
             }
             emptyReads = 0
             let status = PQresultStatus(result)
+            if status == PGRES_FATAL_ERROR, commitReplyFailure == nil {
+                commitReplyFailure = pgError(result: result, connection: conn, sql: Self.commitSQL)
+            }
             PQclear(result)
             if status == PGRES_PIPELINE_SYNC { break }
         }
@@ -406,10 +448,14 @@ final class PostgresConnection: DriverConnection {
     private func flushPendingBegin(_ conn: OpaquePointer) throws {
         guard let begin = pendingBegin else { return }
         pendingBegin = nil
+        if transactionPooler {
+            try openPooledTransaction(begin, on: conn)
+            return
+        }
         let result = PQexec(conn, begin)
         defer { PQclear(result) }
         guard let result, PQresultStatus(result) == PGRES_COMMAND_OK else {
-            throw PGErrorMapping.error(result: result, connection: conn, sql: begin)
+            throw pgError(result: result, connection: conn, sql: begin)
         }
         runningBegin = begin
     }
@@ -428,7 +474,11 @@ final class PostgresConnection: DriverConnection {
         PQfinish(handle)
         self.handle = nil
         statements.removeAll()
+        forgetSequenceFixes()
         cursorOpen = false
+        cursorOwnsTransaction = false
+        commitReplyFailure = nil
+        lastStaleError = nil
         pendingBegin = nil
         awaitingCommitReply = false
         heldCommit = nil
@@ -463,22 +513,28 @@ final class PostgresConnection: DriverConnection {
             answer = read.result
         } else {
             statement = try self.statement(for: sql, types: [], on: conn)
-            answer = PQexecPrepared(conn, statement.name, 0, nil, nil, nil, statement.resultFormat)
+            parameters.reset()
+            answer = execStatement(statement, sql: sql, count: 0, on: conn)
         }
-        guard let answer else { throw PGErrorMapping.error(result: nil, connection: conn, sql: sql) }
+        guard let answer else { throw pgError(result: nil, connection: conn, sql: sql) }
         defer { PQclear(answer) }
         guard PQresultStatus(answer) == PGRES_TUPLES_OK else {
-            throw PGErrorMapping.error(result: answer, connection: conn, sql: sql)
+            throw pgError(result: answer, connection: conn, sql: sql)
         }
         let rows = Int(PQntuples(answer))
         // A full batch: ask for the next one now, before decoding this one, so that the
         // server reads it while this side decodes and the caller works through the rows. A
         // send that fails leaves nothing in flight: the next call fetches (and meets the
         // connection's failure) itself.
-        if rows == count, PQsendQueryPrepared(conn, statement.name, 0, nil, nil, nil, statement.resultFormat) == 1 {
+        parameters.reset()
+        if rows == count, sendStatement(statement, sql: sql, count: 0, resultFormat: statement.resultFormat, on: conn) {
             cursorBatchInFlight = (sql, statement)
         }
-        try Self.readRows(answer, statement: statement, sql: sql, onRow: onRow)
+        if transactionPooler {
+            try readPooledRows(answer, statement: statement, sql: sql, onRow: onRow)
+        } else {
+            try Self.readRows(answer, statement: statement, sql: sql, onRow: onRow)
+        }
         return rows
     }
 
@@ -534,18 +590,23 @@ final class PostgresConnection: DriverConnection {
         }
         while statements.count >= Self.statementCacheCapacity, evictLeastRecentlyUsed(on: conn) {}
         statementCounter += 1
-        let name = "u\(statementCounter)"
+        if transactionPooler {
+            let statement = try describeUnnamed(sql, types: types, on: conn)
+            statements[key] = statement
+            return statement
+        }
+        let name = statementPrefix + String(statementCounter)
         let prepared = types.withUnsafeBufferPointer { buffer in
             PQprepare(conn, name, sql, Int32(clamping: types.count), buffer.baseAddress)
         }
         defer { PQclear(prepared) }
         guard let prepared, PQresultStatus(prepared) == PGRES_COMMAND_OK else {
-            throw PGErrorMapping.error(result: prepared, connection: conn, sql: sql)
+            throw pgError(result: prepared, connection: conn, sql: sql)
         }
         let described = PQdescribePrepared(conn, name)
         defer { PQclear(described) }
         guard let described, PQresultStatus(described) == PGRES_COMMAND_OK else {
-            throw PGErrorMapping.error(result: described, connection: conn, sql: sql)
+            throw pgError(result: described, connection: conn, sql: sql)
         }
         let fieldCount = Int(PQnfields(described))
         var names = [String]()
@@ -583,6 +644,8 @@ final class PostgresConnection: DriverConnection {
     /// Frees a statement on the server. In an aborted transaction this fails; the name is
     /// never reused, so the leftover statement is harmless.
     private func deallocate(_ statement: PGPreparedStatement, on conn: OpaquePointer) {
+        // A description kept by a pooled connection names nothing on the server.
+        guard !statement.name.isEmpty else { return }
         PQclear(PQexec(conn, "DEALLOCATE " + statement.name))
     }
 
@@ -637,6 +700,19 @@ final class PostgresConnection: DriverConnection {
 
     @discardableResult
     func execute(_ sql: String, bindings: [DatabaseValue], onRow: ((Row) throws -> Void)?) throws -> Int {
+        let changed = transactionPooler
+            ? try executePooled(sql, bindings: bindings, onRow: onRow)
+            : try executeStatement(sql, bindings: bindings, onRow: onRow)
+        if Self.mayInsert(sql) {
+            try keepSequencesAhead(of: sql)
+        } else if Self.mayChangeSchema(sql) {
+            forgetSequenceFixes()
+        }
+        return changed
+    }
+
+    /// Runs one statement (without a pooler).
+    private func executeStatement(_ sql: String, bindings: [DatabaseValue], onRow: ((Row) throws -> Void)?) throws -> Int {
         let conn = try readyHandle(keepingCommitReply: pendingBegin != nil)
         if pendingBegin != nil, sql == "COMMIT" || sql == "ROLLBACK" {
             // The transaction never reached the server: nothing to end.
@@ -682,6 +758,7 @@ final class PostgresConnection: DriverConnection {
                 return try executeAfterBegin(begin, beginStatement: beginStatement, chainStatement: chainStatement,
                                              statement: statement, sql: sql, bindingCount: bindings.count, onRow: onRow, on: conn)
             } catch PGPipelineFailure.staleStatements {
+                // Once: a second loss is reported as what the server said.
                 // The server had lost the prepared statements (`DEALLOCATE ALL`, `DISCARD ALL`)
                 // before anything of this transaction ran: prepare them again and retry once.
                 statements.removeAll()
@@ -691,7 +768,7 @@ final class PostgresConnection: DriverConnection {
                     PQclear(PQexec(conn, "ROLLBACK"))
                 }
                 guard PQstatus(conn) == CONNECTION_OK, PQtransactionStatus(conn) == PQTRANS_IDLE else {
-                    throw PGErrorMapping.error(result: nil, connection: conn, sql: sql)
+                    throw pgError(result: nil, connection: conn, sql: sql)
                 }
                 pendingBegin = begin
                 let retried = try self.statement(for: sql, types: parameters.types, on: conn)
@@ -699,8 +776,13 @@ final class PostgresConnection: DriverConnection {
                 _ = try self.statement(for: Self.commitSQL, types: [], on: conn)
                 let retriedChain = try self.statement(for: Self.commitAndChainSQL, types: [], on: conn)
                 pendingBegin = nil
-                return try executeAfterBegin(begin, beginStatement: retriedBegin, chainStatement: retriedChain,
-                                             statement: retried, sql: sql, bindingCount: bindings.count, onRow: onRow, on: conn)
+                do {
+                    return try executeAfterBegin(begin, beginStatement: retriedBegin, chainStatement: retriedChain,
+                                                 statement: retried, sql: sql, bindingCount: bindings.count, onRow: onRow, on: conn)
+                } catch PGPipelineFailure.staleStatements {
+                    statements.removeAll()
+                    throw lastStaleError ?? pgError(result: nil, connection: conn, sql: sql)
+                }
             }
         }
         var mayRetry = true
@@ -713,7 +795,7 @@ final class PostgresConnection: DriverConnection {
             }
             defer { PQclear(result) }
             guard let result else {
-                throw PGErrorMapping.error(result: nil, connection: conn, sql: sql)
+                throw pgError(result: nil, connection: conn, sql: sql)
             }
             if runningBegin != nil, Self.changesTransaction(result) { runningBegin = nil }
             switch PQresultStatus(result) {
@@ -727,7 +809,7 @@ final class PostgresConnection: DriverConnection {
                 Self.abandonCopy(result, on: conn)
                 throw DatabaseError.misuse("COPY is not supported by Unity's PostgreSQL driver: \(sql)")
             default:
-                let error = PGErrorMapping.error(result: result, connection: conn, sql: sql)
+                let error = pgError(result: result, connection: conn, sql: sql)
                 if forgetStaleStatement(after: result, statement: statement, sql: sql, on: conn), mayRetry, wasIdle {
                     mayRetry = false
                     continue
@@ -748,7 +830,7 @@ final class PostgresConnection: DriverConnection {
         // A previous read's COMMIT may still be on its way in this pipeline.
         let commitInFlight = awaitingCommitReply
         guard commitInFlight || PQenterPipelineMode(conn) == 1 else {
-            throw PGErrorMapping.error(result: nil, connection: conn, sql: begin)
+            throw pgError(result: nil, connection: conn, sql: begin)
         }
         let held = heldCommit
         let chains = held != nil && heldCommitBegin == begin
@@ -793,7 +875,7 @@ final class PostgresConnection: DriverConnection {
                     }
                 default:
                     if firstError == nil {
-                        firstError = PGErrorMapping.error(result: result, connection: conn, sql: query >= preamble ? sql : begin)
+                        firstError = pgError(result: result, connection: conn, sql: query >= preamble ? sql : begin)
                         stale = PQresultErrorField(result, PGErrorMapping.fieldSQLState).map { String(cString: $0) } == "26000"
                     }
                 }
@@ -804,10 +886,13 @@ final class PostgresConnection: DriverConnection {
             _ = PQexitPipelineMode(conn)
         }
         if PQstatus(conn) == CONNECTION_BAD || !sent {
-            throw firstError ?? PGErrorMapping.error(result: nil, connection: conn, sql: sql)
+            throw firstError ?? pgError(result: nil, connection: conn, sql: sql)
         }
         runningBegin = changesTransaction ? nil : begin
-        if stale { throw PGPipelineFailure.staleStatements }
+        if stale {
+            lastStaleError = firstError as? DatabaseError
+            throw PGPipelineFailure.staleStatements
+        }
         if let firstError { throw firstError }
         return changed
     }
@@ -815,7 +900,7 @@ final class PostgresConnection: DriverConnection {
     /// Reads a pipeline's results up to its sync point, passing each to `body` with the position
     /// of the statement it answers (each statement's results end with a NULL). A lost
     /// connection, or more NULLs in a row than a pipeline gives, ends the reading early.
-    private static func readPipeline(_ conn: OpaquePointer, _ body: (_ position: Int, _ result: OpaquePointer) -> Void) {
+    static func readPipeline(_ conn: OpaquePointer, _ body: (_ position: Int, _ result: OpaquePointer) -> Void) {
         var position = 0
         var emptyReads = 0
         while PQstatus(conn) != CONNECTION_BAD {
@@ -833,7 +918,11 @@ final class PostgresConnection: DriverConnection {
     }
 
     /// Passes every row of `result` to `onRow`, reusing one row's value storage.
-    private static func readRows(_ result: OpaquePointer, statement: PGPreparedStatement, sql: String, onRow: (Row) throws -> Void) throws {
+    /// `binary` overrides the statement's result format (a result read with a description
+    /// built from it).
+    private static func readRows(_ result: OpaquePointer, statement: PGPreparedStatement, sql: String, binary: Bool? = nil,
+                                 onRow: (Row) throws -> Void) throws {
+        let binary = binary ?? statement.binaryResults
         let columnCount = Int(PQnfields(result))
         guard columnCount == statement.kinds.count else {
             throw DatabaseError.other(DatabaseErrorContext(
@@ -850,7 +939,7 @@ final class PostgresConnection: DriverConnection {
         var row = Row(layout: statement.layout, values: [DatabaseValue](repeating: .null, count: columnCount))
         for r in 0..<rowCount {
             try row.values.withUnsafeMutableBufferPointer { values in
-                try decodeRow(result, row: r, kinds: statement.kinds, binary: statement.binaryResults, layout: statement.layout, into: values)
+                try decodeRow(result, row: r, kinds: statement.kinds, binary: binary, layout: statement.layout, into: values)
             }
             try onRow(row)
         }
@@ -1004,11 +1093,23 @@ final class PostgresConnection: DriverConnection {
             statementsBySet.append(statement)
         }
 
+        // Through a pooler a batch outside a transaction is one implicit transaction (one
+        // Sync), whose first statement pins the settings.
+        let pins = transactionPooler && PQtransactionStatus(conn) == PQTRANS_IDLE
         guard PQenterPipelineMode(conn) == 1 else {
-            throw PGErrorMapping.error(result: nil, connection: conn, sql: sql)
+            throw pgError(result: nil, connection: conn, sql: sql)
         }
         var firstError: DatabaseError?
         var changed = 0
+        var unreadPins = 0
+        if pins {
+            guard sendPin(on: conn) else {
+                Self.drainResults(on: conn)
+                _ = PQexitPipelineMode(conn)
+                throw pgError(result: nil, connection: conn, sql: sql)
+            }
+            unreadPins = 1
+        }
 
         func record(_ error: DatabaseError) {
             if firstError == nil { firstError = error }
@@ -1023,7 +1124,7 @@ final class PostgresConnection: DriverConnection {
                 case PGRES_PIPELINE_ABORTED, PGRES_PIPELINE_SYNC:
                     break
                 default:
-                    record(PGErrorMapping.error(result: result, connection: conn, sql: sql))
+                    record(pgError(result: result, connection: conn, sql: sql))
                 }
             }
         }
@@ -1044,19 +1145,17 @@ final class PostgresConnection: DriverConnection {
                     break
                 }
                 let statement = statementsBySet[i]
-                let ok = parameters.withPointers { values, lengths, formats in
-                    PQsendQueryPrepared(conn, statement.name, Int32(parameters.count), values, lengths, formats, 1)
-                }
-                guard ok == 1 else {
-                    record(PGErrorMapping.error(result: nil, connection: conn, sql: sql))
+                guard sendStatement(statement, sql: sql, count: parameters.count, resultFormat: 1, on: conn) else {
+                    record(pgError(result: nil, connection: conn, sql: sql))
                     break
                 }
                 sent += 1
             }
             if sent > 0, PQsendFlushRequest(conn) != 1 || PQflush(conn) != 0 {
-                record(PGErrorMapping.error(result: nil, connection: conn, sql: sql))
+                record(pgError(result: nil, connection: conn, sql: sql))
             }
-            for _ in 0..<sent { readStatementResults() }
+            for _ in 0..<(sent + unreadPins) { readStatementResults() }
+            unreadPins = 0
             if sent < end - index || PQstatus(conn) == CONNECTION_BAD { break sending }
             index = end
         }
@@ -1074,7 +1173,7 @@ final class PostgresConnection: DriverConnection {
                 defer { PQclear(result) }
                 if status == PGRES_PIPELINE_SYNC { break }
                 if status != PGRES_PIPELINE_ABORTED, status != PGRES_COMMAND_OK, status != PGRES_TUPLES_OK {
-                    record(PGErrorMapping.error(result: result, connection: conn, sql: sql))
+                    record(pgError(result: result, connection: conn, sql: sql))
                 }
             }
         }
@@ -1084,9 +1183,10 @@ final class PostgresConnection: DriverConnection {
             _ = PQexitPipelineMode(conn)
         }
         if PQstatus(conn) == CONNECTION_BAD {
-            record(PGErrorMapping.error(result: nil, connection: conn, sql: sql))
+            record(pgError(result: nil, connection: conn, sql: sql))
         }
         if let firstError { throw firstError }
+        if Self.mayInsert(sql) { try keepSequencesAhead(of: sql) }
         return changed
     }
 
@@ -1110,7 +1210,8 @@ final class PostgresConnection: DriverConnection {
         // Only on a connection with nothing open but a held read's COMMIT (how the pool lends
         // one); anything else runs the queries one by one.
         let idle = PQtransactionStatus(conn) == PQTRANS_IDLE || heldCommit != nil || awaitingCommitReply
-        guard pendingBegin == nil, idle, queries.count > 1 else { return executeOneByOne(queries, onRow: onRow) }
+        // Through a pooler each query runs in a transaction of its own, with the settings pinned.
+        guard !transactionPooler, pendingBegin == nil, idle, queries.count > 1 else { return executeOneByOne(queries, onRow: onRow) }
         var pending = Array(queries.indices)
         // Each round runs at least its first query to an outcome, so the rounds end.
         var retriedStale = false
@@ -1169,7 +1270,7 @@ final class PostgresConnection: DriverConnection {
         if heldCommit != nil { flushHeldWork() }
         let commitInFlight = awaitingCommitReply
         guard commitInFlight || PQenterPipelineMode(conn) == 1 else {
-            failAll(prepared.map(\.index), PGErrorMapping.error(result: nil, connection: conn, sql: queries[prepared[0].index].sql))
+            failAll(prepared.map(\.index), pgError(result: nil, connection: conn, sql: queries[prepared[0].index].sql))
             return ([], [], false)
         }
         var sent = 0
@@ -1204,7 +1305,7 @@ final class PostgresConnection: DriverConnection {
                     notRun.append(index)
                 default:
                     if Self.staleStatement(result) != nil { stale.append(index) }
-                    outcomes[index] = PGErrorMapping.error(result: result, connection: conn, sql: sql)
+                    outcomes[index] = pgError(result: result, connection: conn, sql: sql)
                 }
             }
         }
@@ -1215,7 +1316,7 @@ final class PostgresConnection: DriverConnection {
         runningBegin = nil
         if PQstatus(conn) == CONNECTION_BAD || !synced {
             // What did not come back is lost with the connection.
-            let error = PGErrorMapping.error(result: nil, connection: conn, sql: queries[prepared[0].index].sql)
+            let error = pgError(result: nil, connection: conn, sql: queries[prepared[0].index].sql)
             failAll(prepared.map(\.index), error)
             return ([], [], false)
         }
@@ -1233,19 +1334,27 @@ final class PostgresConnection: DriverConnection {
         parameters.reset()
         try parameters.append(contentsOf: bindings)
         let inTransaction = PQtransactionStatus(conn) != PQTRANS_IDLE
-        let statement = try statement(for: sql, types: parameters.types, on: conn)
-        try checkParameterCount(statement, bindings.count, sql: sql)
-        let sent = parameters.withPointers { values, lengths, formats in
-            PQsendQueryPrepared(conn, statement.name, Int32(bindings.count), values, lengths, formats, statement.resultFormat)
-        }
-        guard sent == 1 else {
-            throw PGErrorMapping.error(result: nil, connection: conn, sql: sql)
-        }
-        guard PQsetSingleRowMode(conn) == 1 else {
-            Self.drainResults(on: conn)
-            throw DatabaseError.other(DatabaseErrorContext(message: "libpq refused single-row mode", sql: sql))
+        // Through a pooler the rows stream in a transaction the cursor's end ends, so the
+        // server connection stays this connection's until then and the settings are pinned.
+        let ownsTransaction = transactionPooler && !inTransaction
+        if ownsTransaction { try openPooledTransaction("BEGIN", on: conn) }
+        let statement: PGPreparedStatement
+        do {
+            statement = try self.statement(for: sql, types: parameters.types, on: conn)
+            try checkParameterCount(statement, bindings.count, sql: sql)
+            guard sendStatement(statement, sql: sql, count: bindings.count, resultFormat: statement.resultFormat, on: conn) else {
+                throw pgError(result: nil, connection: conn, sql: sql)
+            }
+            guard PQsetSingleRowMode(conn) == 1 else {
+                Self.drainResults(on: conn)
+                throw DatabaseError.other(DatabaseErrorContext(message: "libpq refused single-row mode", sql: sql))
+            }
+        } catch {
+            if ownsTransaction, PQstatus(conn) != CONNECTION_BAD { PQclear(PQexec(conn, "ROLLBACK")) }
+            throw error
         }
         cursorOpen = true
+        cursorOwnsTransaction = ownsTransaction
         return PostgresCursor(connection: self, statement: statement, sql: sql, cancelOnEarlyClose: !inTransaction)
     }
 
@@ -1257,21 +1366,329 @@ final class PostgresConnection: DriverConnection {
         try flushPendingBegin(conn)
         // A script may end, begin or reconfigure transactions: the transaction is not chained.
         runningBegin = nil
+        // Through a pooler a script outside a transaction runs in one of its own, pinned.
+        let ownsTransaction = transactionPooler && PQtransactionStatus(conn) == PQTRANS_IDLE && !Self.runsOutsideTransactions(sql)
+        if ownsTransaction { try openPooledTransaction("BEGIN", on: conn) }
         let result = PQexec(conn, sql)
         defer { PQclear(result) }
+        let succeeded = result.map { [PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY].contains(PQresultStatus($0)) } ?? false
+        if ownsTransaction, PQstatus(conn) != CONNECTION_BAD {
+            // A script that ended the transaction itself leaves nothing to end.
+            switch PQtransactionStatus(conn) {
+            case PQTRANS_INTRANS where succeeded:
+                let commit = PQexec(conn, "COMMIT")
+                defer { PQclear(commit) }
+                guard let commit, PQresultStatus(commit) == PGRES_COMMAND_OK else {
+                    throw pgError(result: commit, connection: conn, sql: "COMMIT")
+                }
+            case PQTRANS_INTRANS, PQTRANS_INERROR:
+                PQclear(PQexec(conn, "ROLLBACK"))
+            default:
+                break
+            }
+        }
         guard let result else {
-            throw PGErrorMapping.error(result: nil, connection: conn, sql: sql)
+            throw pgError(result: nil, connection: conn, sql: sql)
         }
         switch PQresultStatus(result) {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
             if Self.dropsPreparedStatements(sql, anywhere: true) { statements.removeAll() }
+            forgetSequenceFixes()
             return
         case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
             Self.abandonCopy(result, on: conn)
             throw DatabaseError.misuse("COPY is not supported by Unity's PostgreSQL driver: \(sql)")
         default:
-            throw PGErrorMapping.error(result: result, connection: conn, sql: sql)
+            throw pgError(result: result, connection: conn, sql: sql)
         }
+    }
+}
+
+// MARK: - Through a transaction-mode pooler
+
+extension PostgresConnection {
+    /// Maps a failure to a ``DatabaseError``, recognizing a statement name of this connection
+    /// that the server does not hold as it was prepared.
+    func pgError(result: OpaquePointer?, connection: OpaquePointer?, sql: String?) -> DatabaseError {
+        if let commitFailure = commitReplyFailure, let result,
+           let state = PQresultErrorField(result, PGErrorMapping.fieldSQLState), String(cString: state) == "25P02" {
+            // The transaction is aborted because the previous read's COMMIT failed: that is the cause.
+            commitReplyFailure = nil
+            return commitFailure
+        }
+        return PGErrorMapping.error(result: result, connection: connection, sql: sql,
+                                    statementPrefix: transactionPooler ? nil : statementPrefix)
+    }
+
+    /// The statement that pins, for the rest of the transaction it runs in, every setting the
+    /// value coding relies on (``sessionSettings`` but client_encoding, which travels in the
+    /// startup packet) and, as `$1`, the search path.
+    static func pinSQL(searchPath: Bool) -> String {
+        var calls = sessionSettings.filter { $0.name != "client_encoding" }.map {
+            "set_config('\($0.name)', '\($0.value)', true)"
+        }
+        if searchPath { calls.append("set_config('search_path', $1, true)") }
+        return "SELECT " + calls.joined(separator: ", ")
+    }
+
+    static let pinWithoutSearchPath = pinSQL(searchPath: false)
+    static let pinWithSearchPath = pinSQL(searchPath: true)
+
+    /// Queues the pinning statement in the pipeline (its answer is one row, read as any other).
+    func sendPin(on conn: OpaquePointer) -> Bool {
+        guard let searchPath else {
+            return PQsendQueryParams(conn, Self.pinWithoutSearchPath, 0, nil, nil, nil, nil, 0) == 1
+        }
+        let quoted = Self.quoteIdentifier(searchPath)
+        return quoted.withCString { value in
+            var values: [UnsafePointer<CChar>?] = [value]
+            return values.withUnsafeMutableBufferPointer { buffer in
+                PQsendQueryParams(conn, Self.pinWithSearchPath, 1, nil, buffer.baseAddress, nil, nil, 0)
+            } == 1
+        }
+    }
+
+    /// Whether PostgreSQL refuses to run `sql` inside a transaction or a pipeline (VACUUM,
+    /// CREATE INDEX CONCURRENTLY, CREATE DATABASE, …): a pooled connection runs it by itself.
+    static func runsOutsideTransactions(_ sql: String) -> Bool {
+        let upper = sql.uppercased()
+        let words = upper.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" || $0 == ";" })
+        guard let first = words.first else { return false }
+        if first == "VACUUM" || upper.contains("CONCURRENTLY") { return true }
+        if words.count >= 2, first == "CREATE" || first == "DROP" || first == "ALTER",
+           ["DATABASE", "TABLESPACE", "SYSTEM"].contains(words[1]) {
+            return true
+        }
+        return false
+    }
+
+    /// Parses `sql` as the unnamed statement and describes it, under one Sync (pinned first
+    /// when no transaction is open, so that names resolve in the right schema): whichever
+    /// server connection the pooler picks, the description is of this statement. The
+    /// description is kept on this side only.
+    func describeUnnamed(_ sql: String, types: [Oid], on conn: OpaquePointer) throws -> PGPreparedStatement {
+        let idle = PQtransactionStatus(conn) == PQTRANS_IDLE
+        guard PQenterPipelineMode(conn) == 1 else {
+            throw pgError(result: nil, connection: conn, sql: sql)
+        }
+        let sent = (!idle || sendPin(on: conn))
+            && types.withUnsafeBufferPointer({ PQsendPrepare(conn, "", sql, Int32(clamping: types.count), $0.baseAddress) }) == 1
+            && PQsendDescribePrepared(conn, "") == 1
+            && PQpipelineSync(conn) == 1
+        var firstError: DatabaseError?
+        var statement: PGPreparedStatement?
+        let describePosition = idle ? 2 : 1
+        if sent {
+            Self.readPipeline(conn) { position, result in
+                switch PQresultStatus(result) {
+                case PGRES_COMMAND_OK where position == describePosition:
+                    let fieldCount = PQnfields(result)
+                    var names = [String]()
+                    var columnTypes = [Oid]()
+                    for i in 0..<fieldCount {
+                        names.append(PQfname(result, i).map { String(cString: $0) } ?? "?column?")
+                        columnTypes.append(PQftype(result, i))
+                    }
+                    statement = PGPreparedStatement(
+                        name: "", parameterCount: Int(PQnparams(result)), layout: RowLayout(columnNames: names),
+                        columnTypes: columnTypes, lastUse: useCounter)
+                case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_PIPELINE_ABORTED:
+                    return
+                default:
+                    if firstError == nil { firstError = pgError(result: result, connection: conn, sql: sql) }
+                }
+            }
+        }
+        if PQexitPipelineMode(conn) != 1, PQstatus(conn) != CONNECTION_BAD {
+            Self.drainResults(on: conn)
+            _ = PQexitPipelineMode(conn)
+        }
+        if let firstError { throw firstError }
+        guard sent, let statement, PQstatus(conn) != CONNECTION_BAD else {
+            throw pgError(result: nil, connection: conn, sql: sql)
+        }
+        return statement
+    }
+
+    /// Sends `statement` with the bound ``parameters``: the named statement, or through a
+    /// pooler its SQL as the unnamed statement (Parse, Bind and Execute together).
+    func sendStatement(_ statement: PGPreparedStatement, sql: String, count: Int, resultFormat: Int32, on conn: OpaquePointer) -> Bool {
+        if statement.name.isEmpty {
+            let types = parameters.types
+            return parameters.withPointers { values, lengths, formats in
+                types.withUnsafeBufferPointer {
+                    PQsendQueryParams(conn, sql, Int32(count), count == 0 ? nil : $0.baseAddress, values, lengths, formats, resultFormat)
+                }
+            } == 1
+        }
+        return parameters.withPointers { values, lengths, formats in
+            PQsendQueryPrepared(conn, statement.name, Int32(count), values, lengths, formats, resultFormat)
+        } == 1
+    }
+
+    /// Runs `statement` with the bound ``parameters`` and waits for its answer (see
+    /// ``sendStatement(_:sql:count:resultFormat:on:)``).
+    func execStatement(_ statement: PGPreparedStatement, sql: String, count: Int, on conn: OpaquePointer) -> OpaquePointer? {
+        if statement.name.isEmpty {
+            let types = parameters.types
+            return parameters.withPointers { values, lengths, formats in
+                types.withUnsafeBufferPointer {
+                    PQexecParams(conn, sql, Int32(count), count == 0 ? nil : $0.baseAddress, values, lengths, formats, statement.resultFormat)
+                }
+            }
+        }
+        return parameters.withPointers { values, lengths, formats in
+            PQexecPrepared(conn, statement.name, Int32(count), values, lengths, formats, statement.resultFormat)
+        }
+    }
+
+    /// Reads the rows of a pooled statement's result. A description kept on this side can be
+    /// stale (a table changed since): the result's own columns then replace it, and its rows
+    /// are decoded with them when the format asked for allows.
+    func readPooledRows(_ result: OpaquePointer, statement: PGPreparedStatement, sql: String, onRow: (Row) throws -> Void) throws {
+        let columnCount = Int(PQnfields(result))
+        let matches = columnCount == statement.kinds.count
+            && (0..<columnCount).allSatisfy { PQftype(result, Int32($0)) == statement.columnTypes[$0] }
+        if matches {
+            try Self.readRows(result, statement: statement, sql: sql, onRow: onRow)
+            return
+        }
+        var names = [String]()
+        var columnTypes = [Oid]()
+        for i in 0..<Int32(columnCount) {
+            names.append(PQfname(result, i).map { String(cString: $0) } ?? "?column?")
+            columnTypes.append(PQftype(result, i))
+        }
+        let fresh = PGPreparedStatement(name: "", parameterCount: statement.parameterCount, layout: RowLayout(columnNames: names),
+                                        columnTypes: columnTypes, lastUse: useCounter)
+        if let key = statements.first(where: { $0.value === statement })?.key { statements[key] = fresh }
+        let binary = columnCount > 0 && PQfformat(result, 0) == 1
+        guard !binary || fresh.binaryResults else {
+            throw DatabaseError.other(DatabaseErrorContext(
+                message: "the statement's result columns changed since it was described (a table changed?); run it again", sql: sql))
+        }
+        try Self.readRows(result, statement: fresh, sql: sql, binary: binary, onRow: onRow)
+    }
+
+    /// Opens a transaction on a pooled connection: `begin` and the pinning statement in one
+    /// pipeline, so that both reach the same server connection.
+    func openPooledTransaction(_ begin: String, on conn: OpaquePointer) throws {
+        guard PQenterPipelineMode(conn) == 1 else { throw pgError(result: nil, connection: conn, sql: begin) }
+        let sent = PQsendQueryParams(conn, begin, 0, nil, nil, nil, nil, 0) == 1 && sendPin(on: conn) && PQpipelineSync(conn) == 1
+        var firstError: DatabaseError?
+        if sent {
+            Self.readPipeline(conn) { _, result in
+                switch PQresultStatus(result) {
+                case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_PIPELINE_ABORTED: return
+                default: if firstError == nil { firstError = pgError(result: result, connection: conn, sql: begin) }
+                }
+            }
+        }
+        if PQexitPipelineMode(conn) != 1, PQstatus(conn) != CONNECTION_BAD {
+            Self.drainResults(on: conn)
+            _ = PQexitPipelineMode(conn)
+        }
+        if firstError != nil || !sent || PQstatus(conn) == CONNECTION_BAD {
+            if PQstatus(conn) != CONNECTION_BAD, PQtransactionStatus(conn) != PQTRANS_IDLE { PQclear(PQexec(conn, "ROLLBACK")) }
+            throw firstError ?? pgError(result: nil, connection: conn, sql: begin)
+        }
+    }
+
+    /// Ends the transaction a pooled connection opened for a cursor: COMMIT after a cursor
+    /// read to its end, ROLLBACK after one that failed or was cancelled. Returns the error of
+    /// a COMMIT that failed.
+    func endCursorTransaction() -> DatabaseError? {
+        guard cursorOwnsTransaction, let conn = handle else {
+            cursorOwnsTransaction = false
+            return nil
+        }
+        cursorOwnsTransaction = false
+        let end = PQtransactionStatus(conn) == PQTRANS_INTRANS ? "COMMIT" : "ROLLBACK"
+        let result = PQexec(conn, end)
+        defer { PQclear(result) }
+        guard let result, PQresultStatus(result) == PGRES_COMMAND_OK else {
+            return pgError(result: result, connection: conn, sql: end)
+        }
+        return nil
+    }
+
+    /// One statement through a transaction-mode pooler: inside a transaction as it is (the
+    /// transaction pinned the settings when it began); outside one, in a transaction of its
+    /// own with the settings pinned (a BEGIN waiting for it, or the implicit transaction of
+    /// one pipeline under one Sync). Nothing is left on the server afterwards.
+    func executePooled(_ sql: String, bindings: [DatabaseValue], onRow: ((Row) throws -> Void)?) throws -> Int {
+        let conn = try readyHandle()
+        if pendingBegin != nil, sql == "COMMIT" || sql == "ROLLBACK" {
+            // The transaction never reached the server: nothing to end.
+            pendingBegin = nil
+            return 0
+        }
+        parameters.reset()
+        try parameters.append(contentsOf: bindings)
+        let statement = try self.statement(for: sql, types: parameters.types, on: conn)
+        try checkParameterCount(statement, bindings.count, sql: sql)
+        let begin = pendingBegin
+        pendingBegin = nil
+        let idle = PQtransactionStatus(conn) == PQTRANS_IDLE
+        if begin == nil && (!idle || Self.runsOutsideTransactions(sql)) {
+            let result = execStatement(statement, sql: sql, count: bindings.count, on: conn)
+            defer { PQclear(result) }
+            guard let result else { throw pgError(result: nil, connection: conn, sql: sql) }
+            switch PQresultStatus(result) {
+            case PGRES_TUPLES_OK:
+                if let onRow { try readPooledRows(result, statement: statement, sql: sql, onRow: onRow) }
+                return Self.changedRows(result)
+            case PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
+                return Self.changedRows(result)
+            case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
+                Self.abandonCopy(result, on: conn)
+                throw DatabaseError.misuse("COPY is not supported by Unity's PostgreSQL driver: \(sql)")
+            default:
+                throw pgError(result: result, connection: conn, sql: sql)
+            }
+        }
+        guard PQenterPipelineMode(conn) == 1 else { throw pgError(result: nil, connection: conn, sql: begin ?? sql) }
+        let preamble = begin == nil ? 1 : 2
+        let sent = (begin.map { PQsendQueryParams(conn, $0, 0, nil, nil, nil, nil, 0) == 1 } ?? true)
+            && sendPin(on: conn)
+            && sendStatement(statement, sql: sql, count: bindings.count, resultFormat: statement.resultFormat, on: conn)
+            && PQpipelineSync(conn) == 1
+        var firstError: Error?
+        var changed = 0
+        if sent {
+            Self.readPipeline(conn) { position, result in
+                switch PQresultStatus(result) {
+                case PGRES_PIPELINE_ABORTED:
+                    return
+                case PGRES_TUPLES_OK where position >= preamble:
+                    if let onRow, firstError == nil {
+                        do {
+                            try readPooledRows(result, statement: statement, sql: sql, onRow: onRow)
+                        } catch {
+                            firstError = error
+                        }
+                    }
+                    changed = Self.changedRows(result)
+                case PGRES_COMMAND_OK, PGRES_EMPTY_QUERY, PGRES_TUPLES_OK:
+                    if position >= preamble { changed = Self.changedRows(result) }
+                case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
+                    if firstError == nil { firstError = DatabaseError.misuse("COPY is not supported by Unity's PostgreSQL driver: \(sql)") }
+                default:
+                    if firstError == nil {
+                        firstError = pgError(result: result, connection: conn, sql: position >= preamble ? sql : (begin ?? Self.pinWithSearchPath))
+                    }
+                }
+            }
+        }
+        if PQexitPipelineMode(conn) != 1, PQstatus(conn) != CONNECTION_BAD {
+            Self.drainResults(on: conn)
+            _ = PQexitPipelineMode(conn)
+        }
+        if PQstatus(conn) == CONNECTION_BAD || !sent {
+            throw firstError ?? pgError(result: nil, connection: conn, sql: sql)
+        }
+        if let firstError { throw firstError }
+        return changed
     }
 }
 
@@ -1309,7 +1726,7 @@ final class PostgresCursor: DriverCursor {
             throw DatabaseError.misuse("the PostgreSQL connection of this cursor was closed")
         }
         guard let result = PQgetResult(conn) else {
-            finish()
+            if let failedCommit = finish() { throw failedCommit }
             return nil
         }
         defer { PQclear(result) }
@@ -1332,10 +1749,10 @@ final class PostgresCursor: DriverCursor {
             return row
         case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
             PostgresConnection.drainResults(on: conn)
-            finish()
+            if let failedCommit = finish() { throw failedCommit }
             return nil
         default:
-            let error = PGErrorMapping.error(result: result, connection: conn, sql: sql)
+            let error = connection.pgError(result: result, connection: conn, sql: sql)
             _ = connection.forgetStaleStatement(after: result, statement: statement, sql: sql, on: conn)
             PostgresConnection.drainResults(on: conn)
             finish()
@@ -1345,7 +1762,7 @@ final class PostgresCursor: DriverCursor {
 
     func close() {
         if finished { return }
-        defer { finish() }
+        defer { _ = finish() }
         guard let conn = connection.handle else { return }
         // What already arrived is read without blocking (a bounded amount: a fast server
         // keeps rows coming); if the statement is still running after that, it is
@@ -1368,9 +1785,13 @@ final class PostgresCursor: DriverCursor {
         }
     }
 
-    private func finish() {
+    /// Marks the cursor finished and frees the connection; a transaction a pooled connection
+    /// opened for it ends here (returns the error of its COMMIT, if that failed).
+    @discardableResult
+    private func finish() -> DatabaseError? {
         finished = true
         connection.cursorOpen = false
+        return connection.endCursorTransaction()
     }
 }
 

@@ -11,7 +11,13 @@ enum PGErrorMapping {
 
     /// Maps a failed result (or, when `result` is nil, the connection's last error) to a
     /// ``DatabaseError``, attaching `sql`.
-    static func error(result: OpaquePointer?, connection: OpaquePointer?, sql: String?) -> DatabaseError {
+    ///
+    /// With `statementPrefix` (the prefix of the statement names a connection prepares), a
+    /// 26000 (no such prepared statement), 42P05 (it exists already) or 08P01 (a Bind that
+    /// does not fit it) about one of those names becomes ``DatabaseError/misuse(_:)`` naming
+    /// the pooler setting: the server connection that answered is not the one the statement
+    /// was prepared on, which is what a transaction-mode pooler does.
+    static func error(result: OpaquePointer?, connection: OpaquePointer?, sql: String?, statementPrefix: String? = nil) -> DatabaseError {
         func field(_ code: Int32) -> String? {
             guard let result, let p = PQresultErrorField(result, code) else { return nil }
             return String(cString: p)
@@ -33,7 +39,25 @@ enum PGErrorMapping {
             constraint: field(fieldConstraint)
         )
         let connectionBad = connection.map { PQstatus($0) == CONNECTION_BAD } ?? true
+        if !connectionBad, let statementPrefix, let state, let misplaced = poolerMismatch(
+            sqlState: state, message: trimmed, statementPrefix: statementPrefix, sql: sql) {
+            return misplaced
+        }
         return error(sqlState: state, context: context, connectionBad: connectionBad)
+    }
+
+    /// The typed error for a server that does not know (or knows otherwise) a statement this
+    /// connection prepared, or nil when the failure is not about one of its names.
+    static func poolerMismatch(sqlState: String, message: String, statementPrefix: String, sql: String?) -> DatabaseError? {
+        guard sqlState == "26000" || sqlState == "42P05" || sqlState == "08P01",
+              message.contains("prepared statement \"" + statementPrefix) else { return nil }
+        return .misuse(
+            "a statement this connection prepared is not on the server connection that answered (\(sqlState): \(message)): "
+                + "the connection goes through a transaction-mode pooler (PgBouncer with pool_mode = transaction, or a "
+                + "managed pooler like it), which moves it to another server connection between transactions, or "
+                + "something ran DEALLOCATE or DISCARD ALL. Set DatabaseConfiguration.poolerMode = .transaction, or add "
+                + "pooler=transaction to the connection URL, so that the driver keeps no prepared statements on the server"
+                + (sql.map { "; the statement: \($0)" } ?? ""))
     }
 
     /// Maps a SQLSTATE to a ``DatabaseError`` case.

@@ -36,17 +36,37 @@ struct PostgresSessionTests {
         return base + (base.contains("?") ? "&" : "?") + "options=" + encoded
     }
 
-    static func replacingDatabase(_ base: String, user: String, database: String) -> String {
-        // postgresql://postgres@host:port/db[?…] → postgresql://user@host:port/database
+    /// The database a URL names (`postgresql://user@host:port/db?…` → `db`): the tests work in
+    /// whatever database `UNITY_POSTGRES_URL` names, never one of their own choosing.
+    static func databaseName(of url: String) throws -> String {
+        var rest = Substring(url)
+        if let query = rest.firstIndex(where: { $0 == "?" || $0 == "#" }) { rest = rest[..<query] }
+        guard let scheme = rest.range(of: "://") else {
+            throw DatabaseError.misuse("UNITY_POSTGRES_URL must be a postgresql:// URL for these tests: \(url)")
+        }
+        rest = rest[scheme.upperBound...]
+        guard let slash = rest.firstIndex(of: "/"), rest.index(after: slash) < rest.endIndex else {
+            throw DatabaseError.misuse("UNITY_POSTGRES_URL names no database: \(url)")
+        }
+        return String(rest[rest.index(after: slash)...]).removingPercentEncoding ?? String(rest[rest.index(after: slash)...])
+    }
+
+    /// `base` with another database and, when given, another user; its query is kept.
+    static func replacingDatabase(_ base: String, user: String?, database: String) -> String {
+        // postgresql://postgres@host:port/db[?…] → postgresql://user@host:port/database[?…]
         var url = base
-        if let query = url.firstIndex(of: "?") { url = String(url[..<query]) }
+        var query = ""
+        if let start = url.firstIndex(of: "?") {
+            query = String(url[start...])
+            url = String(url[..<start])
+        }
         if let slash = url.range(of: "/", options: .backwards), !url[..<slash.lowerBound].hasSuffix("/") {
             url = String(url[..<slash.lowerBound])
         }
-        if let at = url.firstIndex(of: "@"), let scheme = url.range(of: "://") {
+        if let user, let at = url.firstIndex(of: "@"), let scheme = url.range(of: "://") {
             url = String(url[..<scheme.upperBound]) + user + String(url[at...])
         }
-        return url + "/" + database
+        return url + "/" + database + query
     }
 
     /// Every pinned setting reads as Unity set it.
@@ -107,7 +127,7 @@ struct PostgresSessionTests {
                 _ = try $0.execute(sql: "ALTER DATABASE \(name) SET TimeZone TO '\(zone)'")
                 _ = try $0.execute(sql: "ALTER DATABASE \(name) SET DateStyle TO 'German, DMY'")
             }
-            url = Self.replacingDatabase(base, user: "postgres", database: name)
+            url = Self.replacingDatabase(base, user: nil, database: name)
         case .role:
             let name = "unity_tz_\(token)"
             try admin.withConnection {
@@ -118,7 +138,7 @@ struct PostgresSessionTests {
             }
             cleanup.append("DROP SCHEMA IF EXISTS \(name) CASCADE")
             cleanup.append("DROP ROLE IF EXISTS \(name)")
-            url = Self.replacingDatabase(base, user: name, database: "unity_test")
+            url = Self.replacingDatabase(base, user: name, database: try Self.databaseName(of: base))
         }
         defer {
             for sql in cleanup { _ = try? admin.withConnection { try $0.execute(sql: sql) } }

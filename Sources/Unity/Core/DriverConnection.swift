@@ -17,11 +17,20 @@ public protocol DatabaseDriver: Sendable {
     /// Opens a new connection for `role`. Throws ``DatabaseError/connectionFailed(_:)`` when
     /// the database cannot be reached or opened.
     func connect(role: ConnectionRole) throws -> any DriverConnection
+    /// Opens a new connection for `role` that follows `configuration` (its
+    /// ``DatabaseConfiguration/poolerMode``). The default ignores the configuration and calls
+    /// ``connect(role:)``.
+    func connect(role: ConnectionRole, configuration: DatabaseConfiguration) throws -> any DriverConnection
 }
 
 extension DatabaseDriver {
     /// False: queries run one round trip each.
     public var pipelinesIndependentQueries: Bool { false }
+
+    /// Calls ``connect(role:)``: a driver with nothing to configure per connection.
+    public func connect(role: ConnectionRole, configuration: DatabaseConfiguration) throws -> any DriverConnection {
+        try connect(role: role)
+    }
 }
 
 /// How a pool divides its connections.

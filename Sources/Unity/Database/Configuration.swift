@@ -48,17 +48,42 @@ public struct DatabaseConfiguration: Sendable {
     /// At most how many queued queries share one pipeline when
     /// ``pipelinesConcurrentQueries`` is on.
     public static let pipelinedQueriesLimit = 16
+    /// How the driver talks to the server when a connection pooler sits between them.
+    ///
+    /// ``PoolerMode/transaction`` is for a transaction-mode pooler (PgBouncer with
+    /// `pool_mode = transaction`, and the managed poolers that behave like it), which hands
+    /// the client's connection to another server connection after every transaction: the
+    /// driver then keeps no state on the server between transactions. PostgreSQL's driver
+    /// also takes it as the URL parameter `pooler=transaction`. SQLite ignores it.
+    public var poolerMode: PoolerMode
 
     /// Creates a configuration.
     public init(checkoutTimeout: Double = 10, echo: Bool = false, logger: Logger = Logger(label: "unity.sql"), asyncThreads: Int? = nil,
-                livenessCheckAfterIdle: Double = 0.5, pipelinesConcurrentQueries: Bool = false) {
+                livenessCheckAfterIdle: Double = 0.5, pipelinesConcurrentQueries: Bool = false,
+                poolerMode: PoolerMode = .none) {
         self.checkoutTimeout = checkoutTimeout
         self.echo = echo
         self.logger = logger
         self.asyncThreads = asyncThreads
         self.livenessCheckAfterIdle = livenessCheckAfterIdle
         self.pipelinesConcurrentQueries = pipelinesConcurrentQueries
+        self.poolerMode = poolerMode
     }
+}
+
+/// What sits between a ``Database`` and its server (``DatabaseConfiguration/poolerMode``).
+public enum PoolerMode: String, Sendable, Hashable, CaseIterable {
+    /// Nothing, or a pooler in session mode: each connection keeps one server connection,
+    /// and the driver caches prepared statements on it.
+    case none
+    /// A transaction-mode pooler: between transactions, the next statement may reach another
+    /// server connection. The driver prepares no named statements (each statement is parsed
+    /// with its execution), sends BEGIN and COMMIT as they are, pins the session settings it
+    /// relies on (time zone, date style, search path, …) inside every transaction, runs every
+    /// one-statement call in a transaction of its own, never holds a COMMIT back or chains
+    /// transactions, never pipelines independent queries, and ends a cursor's transaction with
+    /// the cursor. It costs a parse per statement and a little more per transaction.
+    case transaction
 }
 
 extension DatabaseConfiguration {

@@ -27,9 +27,13 @@ final class ConnectionSubpool: @unchecked Sendable {
     private let dialect: SQLDialect
     /// ``DatabaseConfiguration/livenessCheckAfterIdle``, in nanoseconds.
     private let livenessCheckAfterNanoseconds: UInt64
+    /// What every new connection is opened with.
+    private let configuration: DatabaseConfiguration
 
-    init(driver: any DatabaseDriver, role: ConnectionRole, capacity: Int, overflow: Int = 0, livenessCheckAfterIdle: Double = 0) {
+    init(driver: any DatabaseDriver, role: ConnectionRole, capacity: Int, overflow: Int = 0, livenessCheckAfterIdle: Double = 0,
+         configuration: DatabaseConfiguration = DatabaseConfiguration()) {
         self.driver = driver
+        self.configuration = configuration
         self.role = role
         self.capacity = max(1, capacity)
         self.overflow = max(0, overflow)
@@ -99,7 +103,7 @@ final class ConnectionSubpool: @unchecked Sendable {
                 open += 1
                 condition.unlock()
                 do {
-                    return try driver.connect(role: role)
+                    return try driver.connect(role: role, configuration: configuration)
                 } catch {
                     condition.lock()
                     open -= 1

@@ -36,19 +36,20 @@ public final class Database: Sendable {
         self.dialect = driver.dialect
         self.configuration = configuration
         pipelinesQueries = configuration.pipelinesConcurrentQueries && driver.pipelinesIndependentQueries
+            && configuration.poolerMode == .none
         // Nested checkouts (a write inside a read, a read beside a cursor) may open up to one
         // pool's worth of extra connections rather than deadlock; SQLite's single writer
         // never has a second (a nested write there waits for it, which cannot deadlock:
         // the writer's holder never waits for a reader, whose pool has the overflow).
         switch driver.poolShape {
         case .singleWriter(let readerCount):
-            writers = ConnectionSubpool(driver: driver, role: .writer, capacity: 1, livenessCheckAfterIdle: configuration.livenessCheckAfterIdle)
+            writers = ConnectionSubpool(driver: driver, role: .writer, capacity: 1, livenessCheckAfterIdle: configuration.livenessCheckAfterIdle, configuration: configuration)
             readers = readerCount > 0
                 ? ConnectionSubpool(driver: driver, role: .reader, capacity: readerCount, overflow: readerCount,
-                                    livenessCheckAfterIdle: configuration.livenessCheckAfterIdle) : nil
+                                    livenessCheckAfterIdle: configuration.livenessCheckAfterIdle, configuration: configuration) : nil
         case .uniform(let count):
             writers = ConnectionSubpool(driver: driver, role: .writer, capacity: count, overflow: max(1, count),
-                                        livenessCheckAfterIdle: configuration.livenessCheckAfterIdle)
+                                        livenessCheckAfterIdle: configuration.livenessCheckAfterIdle, configuration: configuration)
             readers = nil
         }
         writerExecutor = BlockingExecutor(threads: configuration.asyncThreads ?? writers.capacity)
