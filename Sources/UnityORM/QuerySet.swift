@@ -157,6 +157,36 @@ public struct QuerySetUsing<T: AmigoModel> {
         q.following = (object, name)
         return q
     }
+
+    /// ``QuerySet/selectRelated(_:)`` before the relationship is named, in Amigo's order
+    /// (`.using(w).selectRelated("exercise").relationship("exercises")`).
+    public func selectRelated(_ names: String...) -> QuerySetUsing<T> {
+        var q = query
+        q.related += names
+        return QuerySetUsing(query: q, object: object)
+    }
+
+    /// ``QuerySet/filter(_:_:)`` before the relationship is named.
+    public func filter(_ predicate: String, _ arguments: any DatabaseValueConvertible...) -> QuerySetUsing<T> {
+        var q = query
+        q.filters.append((predicate, arguments.map(\.databaseValue)))
+        return QuerySetUsing(query: q, object: object)
+    }
+
+    /// ``QuerySet/orderBy(_:ascending:)`` before the relationship is named.
+    public func orderBy(_ key: String, ascending: Bool = true) -> QuerySetUsing<T> {
+        QuerySetUsing(query: query.orderBy(key, ascending: ascending), object: object)
+    }
+
+    /// ``QuerySet/limit(_:)`` before the relationship is named.
+    public func limit(_ count: Int) -> QuerySetUsing<T> {
+        QuerySetUsing(query: query.limit(count), object: object)
+    }
+
+    /// ``QuerySet/offset(_:)`` before the relationship is named.
+    public func offset(_ count: Int) -> QuerySetUsing<T> {
+        QuerySetUsing(query: query.offset(count), object: object)
+    }
 }
 
 /// A query resolved against the mapping: joins, columns, conditions.
@@ -188,9 +218,10 @@ struct Plan<T: AmigoModel> {
                 conditions.append(SQLExpression.column("t0", fk.name).equals(.bind(key)))
             case .manyToMany(_, let target, let link, let through):
                 if target === model, let pk = model.primaryKey {
-                    joins.append(SQLJoin(.inner, .table(link.name, alias: "l0"),
-                                         on: SQLExpression.column("l0", link.targetColumn).equals(.column("t0", pk.name))))
-                    conditions.append(SQLExpression.column("l0", link.sourceColumn).equals(.bind(key)))
+                    // Each related object once, however many link rows (through rows) lead to it.
+                    let linked = SQLSelect(from: link.name).columns(.expression(.column(link.targetColumn)))
+                        .where(SQLExpression.column(link.sourceColumn).equals(.bind(key)))
+                    conditions.append(.inSubquery(.column("t0", pk.name), linked, negated: false))
                 } else if let through, through.model === model {
                     conditions.append(SQLExpression.column("t0", through.sourceKey.name).equals(.bind(key)))
                 } else {
@@ -339,7 +370,7 @@ final class RowMaterializer {
         let object = make()
         var index = 0
         for c in model.columns {
-            try c.assign(row[index], to: object)
+            try c.fill(row[index], into: object)
             index += 1
         }
         guard !relatedLoads.isEmpty else { return object }
@@ -352,8 +383,11 @@ final class RowMaterializer {
                 continue
             }
             let related = load.model.type.init()
-            for (i, c) in load.model.columns.enumerated() { try c.assign(row[load.start + i], to: related) }
-            if case .toOne(_, let set, _)? = load.column.accessor { _ = set(parent, related) }
+            for (i, c) in load.model.columns.enumerated() { try c.fill(row[load.start + i], into: related) }
+            if case .toOne(_, let set, _)? = load.column.accessor {
+                _ = set(parent, related)
+                parent.keptForeignKeys[load.column.keptKey] = nil
+            }
             loaded.append(related)
         }
         return object
