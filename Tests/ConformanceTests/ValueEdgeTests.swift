@@ -32,6 +32,20 @@ struct ValueEdgeTests {
         }
     }
 
+    /// The sign of zero: PostgreSQL keeps `-0.0`; SQLite stores a whole-number REAL as an
+    /// integer, so it reads back `0.0` (the README's value table says so). Both are equal to
+    /// zero, so only the sign bit tells them apart.
+    @Test(arguments: Backend.allCases)
+    func negativeZero(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            try makeTable(db, [SQLColumnDefinition("x", .double)])
+            try db.write { _ = try $0.execute(.insert(SQLInsert(into: "edge", values: ["id": .integer(1), "x": .double(-0.0)]))) }
+            let back = try #require(try db.read { try $0.fetchValue(Double.self, sql: "SELECT x FROM edge WHERE id = 1") })
+            #expect(back == 0)
+            #expect(back.sign == (backend == .postgres ? .minus : .plus))
+        }
+    }
+
     static let year10000 = Date(timeIntervalSinceReferenceDate: 2_921_574 * 86_400)
     static let lastMicroOf9999 = Date(timeIntervalSinceReferenceDate: 252_423_993_599.5)
     static let year1 = Date(timeIntervalSinceReferenceDate: -730_485 * 86_400)
