@@ -276,7 +276,9 @@ struct Plan<T: AmigoModel> {
         return (next, true)
     }
 
-    /// The column a name or dotted path stands for, joining across foreign keys.
+    /// The column a name or dotted path stands for, joining across foreign keys. A `Decimal`
+    /// column is marked as one, so that it compares and orders as a number on SQLite whatever
+    /// its declared type (a TEXT money column of a schema the ORM did not create).
     private mutating func resolve(_ path: String) throws -> (SQLExpression, MappedColumn) {
         let parts = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         var current = model
@@ -284,7 +286,10 @@ struct Plan<T: AmigoModel> {
         var walked: [String] = []
         for (i, part) in parts.enumerated() {
             guard let c = current.column(named: part) else { throw ORMError.unknownColumn(model: model.typeName, name: path) }
-            if i == parts.count - 1 { return (.column(alias, c.name), c) }
+            if i == parts.count - 1 {
+                let column = SQLExpression.column(alias, c.name)
+                return (c.columnType == .decimal ? .decimal(column) : column, c)
+            }
             guard let ref = c.reference else { throw ORMError.unknownColumn(model: model.typeName, name: path) }
             walked.append(c.label.lowercased())
             alias = join(walked.joined(separator: "."), from: alias, column: c, to: ref).0

@@ -123,4 +123,29 @@ import UnityORM
             #expect(try db.fetchOne(sql: "SELECT name FROM track WHERE id = 5")?[0] == .text("Five again"))
         }
     }
+
+    /// A `Decimal` property on a column declared TEXT on SQLite (NUMERIC(10,2) on PostgreSQL)
+    /// compares and sorts as a number in filters and `orderBy`, with PostgreSQL's answers:
+    /// 9.91 < 10.00 < 100.5, and 10.00 equals 10.
+    @Test(arguments: Backend.allCases)
+    func decimalsCompareAndSortAsNumbersOnATextColumn(_ backend: Backend) throws {
+        try withCatalogue(backend) { (amigo: Amigo, _: Database) throws in
+            let q = amigo.query(Track.self)
+            // Prices: 5 → 9.91, 6 → 10.00, 7 → 8.94, 8 → 100.5.
+            #expect(try q.orderBy("price", ascending: false).all().map(\.id) == [8, 6, 5, 7])
+            #expect(try q.orderBy("price").all().map(\.id) == [7, 5, 6, 8])
+            let expected: [(String, [Int])] = [
+                ("price >= 10", [6, 8]), ("price > 10", [8]), ("price < 10", [5, 7]), ("price <= 9.91", [5, 7]),
+                ("price = 10", [6]), ("price == '10.0'", [6]), ("price != 10", [5, 7, 8]), ("price > 9.5", [5, 6, 8]),
+                ("100 > price", [5, 6, 7]), ("price < 100.5", [5, 6, 7]), ("price >= 100.50", [8]),
+            ]
+            for (filter, ids) in expected {
+                #expect(try q.filter(filter).orderBy("id").all().map(\.id) == ids, "\(filter)")
+            }
+            #expect(try q.filter("price >= ?", Decimal(10)).count() == 2)
+            #expect(try q.filter("price < ?", Decimal(string: "9.92")!).orderBy("id").all().map(\.id) == [5, 7])
+            // After an order across a foreign key: by album title, then dearest first.
+            #expect(try q.orderBy("album.title").orderBy("price", ascending: false).all().map(\.id) == [8, 6, 5, 7])
+        }
+    }
 }

@@ -126,4 +126,32 @@ import UnityORM
         try session.commit()
         #expect(try amigo.query(AmigoSeed.Dog.self).all().map(\.label) == ["Lucy"])
     }
+
+    /// `Index` takes its name, then columns, `unique:` last; Amigo's order (`unique:` before the
+    /// columns) and its `columns:` array form make the same indexes.
+    @Test(arguments: Backend.allCases)
+    func indexArgumentOrders(_ backend: Backend) throws {
+        let dog = ORMModel(AmigoSeed.Dog.self, table: "dog",
+            Column("id", type: Int.self, primaryKey: true),
+            Column("label", type: String.self),
+            Index("dog_label_uq", unique: true, "label"),
+            Index("dog_id_label_idx", columns: ["id", "label"]),
+            Index("dog_label_id_idx", "label", "id", unique: false))
+        try withAmigo(backend, [dog]) { amigo, test in
+            #expect(try catalogue(test).isSuperset(of: ["dog_label_uq", "dog_id_label_idx", "dog_label_id_idx"]))
+            let session = try amigo.session
+            let a = AmigoSeed.Dog(), b = AmigoSeed.Dog()
+            a.label = "Rex"
+            b.label = "Rex"
+            try session.add(a)
+            #expect {
+                try session.add(b)
+            } throws: { error in
+                if case .constraintViolation(.unique, _)? = error as? DatabaseError { return true }
+                return false
+            }
+            try session.commit()
+            #expect(try test.database.fetchAll(sql: "SELECT id FROM dog").map { $0[0] } == [.integer(1)])
+        }
+    }
 }
