@@ -4,6 +4,7 @@ import PackageDescription
 
 // Dependencies come from the local package mirror; each one is justified:
 // - swift-log: `echo` logs every statement through the standard server-side logging API.
+// - swift-docc-plugin: builds the documentation (scripts/docs); it adds no code to a build.
 // - swift-syntax: the `@RowCoded` macro (target UnityMacros) that generates row coding. Only
 //   the UnityRowCoding module (and the tests) depend on it; `Unity` itself builds without it.
 //   The state flavor's `@Model` / `@Command` macros live there too (module UnityState; its
@@ -27,6 +28,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/swiftlang/swift-syntax.git", from: "603.0.1"),
+        // swift-docc-plugin: `scripts/docs` builds each module's DocC catalog into a static site.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(
@@ -89,6 +92,7 @@ let package = Package(
             dependencies: [
                 "Unity", "DriverSQLite", "DriverPostgres", "UnityRowCoding",
                 "UnityPersistable", "UnityORM", "UnityORMFields", "UnityState", "UnityPredicates",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
     ],

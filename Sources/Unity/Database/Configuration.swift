@@ -24,8 +24,8 @@ public struct DatabaseConfiguration: Sendable {
     /// with ``DatabaseError/connectionLost(_:)`` and the pool drops the idle connections
     /// opened before it, so at most that one call fails. 0 checks every checkout.
     public var livenessCheckAfterIdle: Double
-    /// When true, the async one-statement reads (``Database/fetchOne(_:)-(SQLStatement)``
-    /// and ``Database/fetchAll(_:)-(SQLStatement)`` of an AST `SELECT`) that queue up while
+    /// When true, the async one-statement reads (`Database.fetchOne(_:)`
+    /// and `Database.fetchAll(_:)` of an AST `SELECT`) that queue up while
     /// every connection is busy share a connection: a Unity thread takes the queued ones
     /// together and sends them in one pipeline, one round trip for all, where each would
     /// otherwise cost one round trip and two thread hand-offs. Npgsql calls this

@@ -152,7 +152,7 @@ public final class Database: Sendable {
     }
 
     /// Runs `body` in a transaction of the given kind on a writer connection: commits when it
-    /// returns, rolls back when it throws. The same as ``write(_:)`` with a choice of kind.
+    /// returns, rolls back when it throws. The same as `write(_:)` with a choice of kind.
     @discardableResult
     public func transaction<T>(_ kind: TransactionKind = .immediate, _ body: (Connection) throws -> T) throws -> T {
         try withConnection(role: .writer) { conn in
@@ -185,7 +185,7 @@ public final class Database: Sendable {
         try read { try $0.fetchAll(sql: sql, bindings) }
     }
 
-    /// The first row of a statement's result, or nil; runs like ``fetchAll(_:)``.
+    /// The first row of a statement's result, or nil; runs like `fetchAll(_:)`.
     public func fetchOne(_ statement: SQLStatement) throws -> Row? {
         try readStatement(statement) { try $0.fetchOne(statement) }
     }
@@ -219,7 +219,7 @@ public final class Database: Sendable {
         try await runAsync(role: .reader) { conn in try conn.transaction(.readOnly, body) }
     }
 
-    /// `write` for async code; see ``read(_:)-(@Sendable (Connection) throws -> T)`` for how it runs.
+    /// `write` for async code; see the async `read(_:)` for how it runs.
     @discardableResult
     public func write<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await runAsync(role: .writer) { conn in try conn.transaction(.immediate, body) }
@@ -250,7 +250,7 @@ public final class Database: Sendable {
         return try await read { try $0.fetchAll(statement) }
     }
 
-    /// ``fetchOne(_:)`` for async code; runs like ``fetchAll(_:)-(SQLStatement)``.
+    /// `fetchOne(_:)` for async code; runs like the async `fetchAll(_:)`.
     public func fetchOne(_ statement: SQLStatement) async throws -> Row? {
         if case .select = statement {
             if pipelinesQueries { return try await runQueryAsync(statement, firstRowOnly: true).first }

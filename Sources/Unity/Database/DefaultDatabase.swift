@@ -4,7 +4,7 @@ import Foundation
 /// `Thing.allInstances()` or `Query<Hat>().all()` use when they are not given one.
 ///
 /// It is a process-wide stack (as sModel's `DBManager.push` / `pop`): the top database is the
-/// default. Inside ``withDatabase(_:operation:)`` a task-local override wins over the
+/// default. Inside `withDatabase(_:operation:)` a task-local override wins over the
 /// stack for that scope and every task it starts, so tests and servers can use several
 /// databases at once without touching the process-wide default.
 ///
@@ -35,7 +35,7 @@ public enum DefaultDatabase {
 
     private static let stack = Stack()
 
-    /// The database of the innermost ``withDatabase(_:operation:)`` scope, if any.
+    /// The database of the innermost `withDatabase(_:operation:)` scope, if any.
     @TaskLocal public static var scoped: Database?
 
     /// The database used when none is given: the scoped override if there is one, otherwise the

@@ -30,7 +30,7 @@ public enum DBManager {
     private static let replaceDuplicatesFlag = SharedFlag()
 
     /// The database that ``ModelDef`` methods use when no `in:` database is passed: the core's
-    /// ``DefaultDatabase/current`` (a task-local ``DefaultDatabase/withDatabase(_:operation:)``
+    /// ``DefaultDatabase/current`` (a task-local `DefaultDatabase.withDatabase(_:operation:)`
     /// scope, else the top of the process-wide stack), shared with every other flavor. The
     /// `open` functions set it and ``close()`` clears it; setting it replaces the top of the
     /// stack and does not open, migrate or close anything.

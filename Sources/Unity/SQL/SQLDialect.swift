@@ -2,7 +2,7 @@
 /// syntax, RETURNING, boolean literals, LIKE semantics.
 ///
 /// A dialect is data (capability flags and spellings), not code: one renderer
-/// (``SQLRenderer``) reads these flags. Each dialect value owns a cache of rendered SQL per
+/// (the internal `SQLRenderer`) reads these flags. Each dialect value owns a cache of rendered SQL per
 /// statement shape, so statements that differ only in their bind values render once.
 public struct SQLDialect: Sendable, Hashable {
     /// The backend's name: "sqlite" or "postgres".

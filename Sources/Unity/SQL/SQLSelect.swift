@@ -131,6 +131,8 @@ public enum SQLSelectColumn: Sendable, Hashable {
     public static var all: SQLSelectColumn { .all(table: nil) }
     /// A plain column.
     public static func column(_ name: String) -> SQLSelectColumn { .expression(.column(name), alias: nil) }
+    /// A column qualified by a table name or alias (`a.name`); the result column is `name`.
+    public static func column(_ table: String, _ name: String) -> SQLSelectColumn { .expression(.column(table, name), alias: nil) }
     /// An expression without alias.
     public static func expression(_ e: SQLExpression) -> SQLSelectColumn { .expression(e, alias: nil) }
 
