@@ -2,11 +2,20 @@ import Foundation
 import Logging
 
 /// A link table of a many-to-many relationship: the two table names sorted and joined by
-/// `_`, with the columns `<table>_<primary key>`.
+/// `_`, with the columns `<table>_<primary key>`. A plain relationship keys it by the pair;
+/// a through relationship keeps one row per through row, as Amigo does: its own `id`, the pair,
+/// and the through row's key in `<through table>_<primary key>`.
 struct LinkTable {
     let name: String
     let sourceColumn: String
     let targetColumn: String
+    /// The column holding the through row's key (nil for a plain relationship).
+    let throughColumn: String?
+
+    /// The index on the target column.
+    var targetIndexName: String { derivedName(name + "_" + targetColumn + "_idx") }
+    /// The index on the source column (a through link table; a plain one's key starts with it).
+    var sourceIndexName: String { derivedName(name + "_" + sourceColumn + "_idx") }
 }
 
 /// A relationship resolved against the models given to ``Amigo``.
@@ -45,8 +54,12 @@ public final class Amigo: @unchecked Sendable {
 
     /// Maps `models` onto the database `factory` opens. Throws ``ORMError/mapping(_:)`` for
     /// a mapping problem (found here, before any statement runs).
+    ///
+    /// As in Amigo (one engine per factory), every `Amigo` made from equal factories (the same
+    /// type, path or URL and options) shares one ``Database`` while any of them is alive: two
+    /// `Amigo`s on one `SQLiteEngineFactory(":memory:")` see the same rows.
     public convenience init(_ models: [ORMModel], factory: some EngineFactory) throws {
-        try self.init(models, database: factory.connect())
+        try self.init(models, database: FactoryDatabases.shared.database(for: factory))
     }
 
     /// Maps `models` onto an open `database`; the ORM's warnings go to `logger`.
@@ -84,12 +97,11 @@ public final class Amigo: @unchecked Sendable {
                     problems.append("\(m.typeName).\(r.name): both models need a primary key and must differ"); continue
                 }
                 let tables = [m.tableName, target.tableName].sorted()
-                let link = LinkTable(name: tables.joined(separator: "_"),
-                                     sourceColumn: m.tableName + "_" + sourcePK.name, targetColumn: target.tableName + "_" + targetPK.name)
-                for name in [link.name, link.sourceColumn, link.targetColumn] where name.utf8.count > 63 {
-                    problems.append("the link table name \"\(name)\" of \(m.typeName).\(r.name) is \(name.utf8.count) bytes long; PostgreSQL keeps 63")
-                }
+                let linkName = derivedName(tables.joined(separator: "_"))
+                let sourceColumn = derivedName(m.tableName + "_" + sourcePK.name)
+                let targetColumn = derivedName(target.tableName + "_" + targetPK.name)
                 var through: ThroughModel?
+                var link = LinkTable(name: linkName, sourceColumn: sourceColumn, targetColumn: targetColumn, throughColumn: nil)
                 if let throughType = r.through {
                     guard let model = byType[ObjectIdentifier(throughType)] else {
                         problems.append("\(m.typeName).\(r.name) goes through \(throughType), which is not mapped"); continue
@@ -99,10 +111,26 @@ public final class Amigo: @unchecked Sendable {
                         problems.append("the through model \(model.typeName) of \(m.typeName).\(r.name) must have a ForeignKey to "
                             + "\(m.typeName) and one to \(target.typeName)"); continue
                     }
-                    through = ThroughModel(model: model, sourceKey: sk, targetKey: tk)
-                    throughOf[ObjectIdentifier(throughType), default: []].append((link, through!))
+                    guard let throughPK = model.primaryKey else {
+                        problems.append("the through model \(model.typeName) of \(m.typeName).\(r.name) needs a primary key"); continue
+                    }
+                    let throughColumn = derivedName(model.tableName + "_" + throughPK.name)
+                    guard ![sourceColumn, targetColumn, "id"].contains(throughColumn) else {
+                        problems.append("the link table \(linkName) of \(m.typeName).\(r.name) would have two columns named \(throughColumn)"); continue
+                    }
+                    link = LinkTable(name: linkName, sourceColumn: sourceColumn, targetColumn: targetColumn, throughColumn: throughColumn)
+                    let resolved = ThroughModel(model: model, sourceKey: sk, targetKey: tk)
+                    through = resolved
+                    throughOf[ObjectIdentifier(throughType), default: []].append((link, resolved))
                 }
-                if !linkTables.contains(where: { $0.table.name == link.name }) { linkTables.append((link, m, target)) }
+                if let existing = linkTables.first(where: { $0.table.name == link.name }) {
+                    if existing.table.throughColumn != link.throughColumn {
+                        problems.append("the link table \(link.name) of \(m.typeName).\(r.name) is also the link table of a relationship "
+                            + (link.throughColumn == nil ? "with" : "without") + " a through model: declare both sides alike")
+                    }
+                } else {
+                    linkTables.append((link, m, target))
+                }
                 named[r.name.lowercased()] = .manyToMany(source: m, target: target, link: link, through: through)
             }
             relationships[ObjectIdentifier(m.type)] = named
@@ -149,14 +177,29 @@ public final class Amigo: @unchecked Sendable {
         }
         for (link, source, target) in linkTables {
             guard let sp = source.primaryKey, let tp = target.primaryKey else { continue }
-            statements.append(.createTable(SQLCreateTable(link.name, ifNotExists: true, columns: [
+            let pair = [
                 SQLColumnDefinition(link.sourceColumn, sp.columnType, notNull: true,
                                     references: SQLForeignKeyReference(source.tableName, columns: [sp.name])),
                 SQLColumnDefinition(link.targetColumn, tp.columnType, notNull: true,
                                     references: SQLForeignKeyReference(target.tableName, columns: [tp.name])),
-            ], constraints: [.primaryKey([link.sourceColumn, link.targetColumn])])))
-            statements.append(.createIndex(SQLCreateIndex(link.name + "_" + link.targetColumn + "_idx", on: link.name,
-                                                          columns: [link.targetColumn])))
+            ]
+            if let throughColumn = link.throughColumn,
+               let through = throughOf.values.joined().first(where: { $0.link.name == link.name })?.through.model,
+               let throughPK = through.primaryKey {
+                // One row per through row (Amigo's association table): its own id, the pair, and
+                // the through row's key, unique so that saving the through row again updates it.
+                statements.append(.createTable(SQLCreateTable(link.name, ifNotExists: true, columns: [
+                    SQLColumnDefinition("id", .int64, primaryKey: .autoIncrement),
+                ] + pair + [
+                    SQLColumnDefinition(throughColumn, throughPK.columnType, notNull: true, unique: true,
+                                        references: SQLForeignKeyReference(through.tableName, columns: [throughPK.name])),
+                ])))
+                statements.append(.createIndex(SQLCreateIndex(link.sourceIndexName, on: link.name, columns: [link.sourceColumn])))
+            } else {
+                statements.append(.createTable(SQLCreateTable(link.name, ifNotExists: true, columns: pair,
+                                                              constraints: [.primaryKey([link.sourceColumn, link.targetColumn])])))
+            }
+            statements.append(.createIndex(SQLCreateIndex(link.targetIndexName, on: link.name, columns: [link.targetColumn])))
         }
         return statements
     }
@@ -202,5 +245,31 @@ public final class Amigo: @unchecked Sendable {
     @discardableResult
     public func execute(_ sql: String, _ params: [any DatabaseValueConvertible] = []) throws -> Int {
         try database.execute(sql: sql, params.map(\.databaseValue))
+    }
+}
+
+/// The databases factories opened, by the factory's description (its type and every stored
+/// option), held weakly: the last `Amigo` of a factory to go closes its database.
+final class FactoryDatabases: @unchecked Sendable {
+    static let shared = FactoryDatabases()
+
+    private final class Weak {
+        weak var database: Database?
+        init(_ database: Database) { self.database = database }
+    }
+
+    private let lock = NSLock()
+    private var open: [String: Weak] = [:]
+
+    /// The database `factory` opened for a living `Amigo`, or a new one.
+    func database(for factory: some EngineFactory) throws -> Database {
+        let key = String(reflecting: factory)
+        lock.lock()
+        defer { lock.unlock() }
+        if let database = open[key]?.database { return database }
+        let database = try factory.connect()
+        open = open.filter { $0.value.database != nil }
+        open[key] = Weak(database)
+        return database
     }
 }

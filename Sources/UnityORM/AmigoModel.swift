@@ -24,6 +24,34 @@ open class AmigoModel {
 
     /// The by-name accessor table: every mapped property, by its column name and key path.
     open class var ormFields: ORMFieldTable { ORMFieldTable() }
+
+    /// The foreign-key values a fetch read for to-one properties it did not load, by the
+    /// property's lower-cased name: `add` writes them back while the property stays nil.
+    final var keptForeignKeys: [String: DatabaseValue] = [:]
+
+    /// The foreign-key value a fetch read for the to-one property `name` without loading the
+    /// related object (no `selectRelated` for it), or nil when there is none (the property was
+    /// loaded or assigned, the object was never fetched, or the column held NULL).
+    ///
+    /// While the property is nil, ``AmigoSession/add(_:upsert:)-(AmigoModel...,_)`` writes this
+    /// value back unchanged, so an update never erases a reference it did not load.
+    public final func storedForeignKey(_ name: String) -> DatabaseValue? {
+        keptForeignKeys[name.lowercased()]
+    }
+
+    /// Sets the to-one property `name` to nil and forgets the foreign-key value a fetch kept for
+    /// it, so that the next `add` writes NULL. Setting an unloaded to-one property to nil alone
+    /// keeps the stored reference; this is the explicit way to clear it.
+    ///
+    /// - Throws: ``ORMError/unknownRelationship(model:name:)`` when the model's ``ormFields``
+    ///   has no to-one property named `name`.
+    public final func clearRelationship(_ name: String) throws {
+        guard case .toOne(_, let set, _)? = Swift.type(of: self).ormFields.entries[name.lowercased()] else {
+            throw ORMError.unknownRelationship(model: String(describing: Swift.type(of: self)), name: name)
+        }
+        _ = set(self, nil)
+        keptForeignKeys[name.lowercased()] = nil
+    }
 }
 
 /// How a mapped property is read and written, decided from its key path's types once.

@@ -271,8 +271,25 @@ public final class AmigoBatch {
         operations += objects.map { .add($0, upsert: upsert) }
     }
 
+    /// Adds one object in the batch; as a function value it fits `forEach`
+    /// (`results.forEach(batch.add)`, as in Amigo).
+    public func add(_ object: AmigoModel) {
+        operations.append(.add(object, upsert: false))
+    }
+
     /// Deletes objects in the batch.
     public func delete(_ objects: AmigoModel...) {
+        operations += objects.map { .delete($0) }
+    }
+
+    /// Deletes one object in the batch; as a function value it fits `forEach`
+    /// (`results.forEach(batch.delete)`, as in Amigo).
+    public func delete(_ object: AmigoModel) {
+        operations.append(.delete(object))
+    }
+
+    /// Deletes an array of objects in the batch.
+    public func delete(_ objects: [AmigoModel]) {
         operations += objects.map { .delete($0) }
     }
 }

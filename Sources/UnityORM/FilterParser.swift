@@ -262,15 +262,24 @@ func convertLiteral(_ value: DatabaseValue, to column: MappedColumn) -> Database
     case .int64, .int32, .int16:
         switch value {
         case .integer: return value
-        case .double(let d): return d.rounded() == d && abs(d) < 9.2e18 ? .integer(Int64(d)) : nil
+        case .decimal(let d):
+            if let i = Int64(exactly: NSDecimalNumber(decimal: d)) { return .integer(i) }
+            return convertLiteral(.double(NSDecimalNumber(decimal: d).doubleValue), to: column)
+        // A fraction is compared as a number (`id < 2.5`): both backends compare an integer
+        // column with a double numerically.
+        case .double(let d): return d.rounded() == d && abs(d) < 9.2e18 ? .integer(Int64(d)) : (d.isFinite ? value : nil)
         case .bool(let b): return .integer(b ? 1 : 0)
-        case .text(let s): return Int64(s.trimmingCharacters(in: .whitespaces)).map { .integer($0) }
+        case .text(let s):
+            let trimmed = s.trimmingCharacters(in: .whitespaces)
+            if let i = Int64(trimmed) { return .integer(i) }
+            return Double(trimmed).flatMap { $0.isFinite ? convertLiteral(.double($0), to: column) : nil }
         default: return nil
         }
     case .double, .float:
         switch value {
         case .double: return value
         case .integer(let i): return .double(Double(i))
+        case .decimal(let d): return .double(NSDecimalNumber(decimal: d).doubleValue)
         case .text(let s): return Double(s.trimmingCharacters(in: .whitespaces)).map { .double($0) }
         default: return nil
         }

@@ -193,6 +193,21 @@ public struct Index: ORMMappingItem {
         self.columns = columns
         self.unique = unique
     }
+
+    /// An index named `name` over `columns`, in Amigo's argument order
+    /// (`Index("dog_label_idx", unique: true, "label")`).
+    public init(_ name: String, unique: Bool, _ columns: String...) {
+        self.name = name
+        self.columns = columns
+        self.unique = unique
+    }
+
+    /// An index named `name` over an array of columns (Amigo's `columns:` form).
+    public init(_ name: String, unique: Bool = false, columns: [String]) {
+        self.name = name
+        self.columns = columns
+        self.unique = unique
+    }
 }
 
 /// The inverse of a foreign key: `OneToMany("people", using: Person.self)` on Dog follows

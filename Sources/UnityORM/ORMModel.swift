@@ -35,6 +35,19 @@ final class MappedColumn: @unchecked Sendable {
 
     var isForeignKey: Bool { reference != nil }
 
+    /// The key of this to-one property in ``AmigoModel/keptForeignKeys``.
+    var keptKey: String { label.lowercased() }
+
+    /// Fills `object`'s property from a fetched row's value: a value property is assigned; a
+    /// to-one property keeps the foreign-key value until `selectRelated` loads the object.
+    func fill(_ stored: DatabaseValue, into object: AmigoModel) throws {
+        if case .toOne? = accessor {
+            if !stored.isNull { object.keptForeignKeys[keptKey] = stored }
+            return
+        }
+        try assign(stored, to: object)
+    }
+
     /// The value to bind for `object`'s property (a foreign key binds the related object's key).
     func storedValue(of object: AmigoModel) throws -> DatabaseValue {
         switch accessor {
@@ -45,7 +58,10 @@ final class MappedColumn: @unchecked Sendable {
             }
             return stored
         case .toOne(let get, _, _)?:
-            guard let related = get(object), let reference else { return .null }
+            guard let reference else { return .null }
+            // Nil and never loaded: the id the fetch read stays (an update never erases a
+            // reference it did not load; `clearRelationship` forgets it).
+            guard let related = get(object) else { return object.keptForeignKeys[keptKey] ?? .null }
             return try reference.column.storedValue(of: related)
         case nil:
             return .null
@@ -96,7 +112,7 @@ public final class ORMModel: @unchecked Sendable {
     public init<M: AmigoModel>(_ type: M.Type, table: String? = nil, items: [any ORMMappingItem]) {
         self.type = type
         typeName = String(describing: type)
-        tableName = table ?? String(reflecting: type).split(separator: ".").map { $0.lowercased() }.joined(separator: "_")
+        tableName = table ?? derivedName(String(reflecting: type).split(separator: ".").map { $0.lowercased() }.joined(separator: "_"))
         let fields = M.ormFields
         var problems: [String] = []
         if let declared = fields.modelType, declared != type {
@@ -129,7 +145,7 @@ public final class ORMModel: @unchecked Sendable {
                         problems.append("\(typeName).\(column.name) is a foreign key: its property must hold a \(fk.model.typeName)?")
                     }
                     columns.append(MappedColumn(
-                        label: column.name, name: column.name + "_" + target.name, columnType: target.columnType,
+                        label: column.name, name: derivedName(column.name + "_" + target.name), columnType: target.columnType,
                         primaryKey: column.primaryKey, notNull: !column.optional, unique: column.unique, indexed: column.indexed,
                         codec: target.codec, defaultValue: nil, accessor: accessor, reference: (fk.model, target)))
                 } else if let columnType = column.columnType {
@@ -155,7 +171,7 @@ public final class ORMModel: @unchecked Sendable {
         let keys = columns.filter(\.primaryKey)
         if keys.count > 1 { problems.append("\(typeName) declares \(keys.count) primary keys; Amigo models have one") }
         for c in columns where c.indexed && !c.primaryKey {
-            indexes.append(SQLCreateIndex("\(tableName)_\(c.name)_idx", on: tableName, columns: [c.name]))
+            indexes.append(SQLCreateIndex(derivedName("\(tableName)_\(c.name)_idx"), on: tableName, columns: [c.name]))
         }
         for index in indexItems {
             var names: [String] = []
@@ -166,8 +182,11 @@ public final class ORMModel: @unchecked Sendable {
             }
             indexes.append(SQLCreateIndex(index.name, on: tableName, columns: names, unique: index.unique))
         }
-        for name in [tableName] + columns.map(\.name) + indexes.map(\.name) where name.utf8.count > 63 {
-            problems.append("the name \"\(name)\" is \(name.utf8.count) bytes long; PostgreSQL keeps 63: choose a shorter name")
+        // The names given here (a table, a column, an index); derived ones are shortened.
+        let given = (table.map { [$0] } ?? []) + items.compactMap { ($0 as? Column).flatMap { $0.foreignKey == nil ? $0.name : nil } }
+            + indexItems.map(\.name)
+        for name in given where name.utf8.count > maxIdentifierBytes {
+            problems.append("the name \"\(name)\" is \(name.utf8.count) bytes long; PostgreSQL keeps \(maxIdentifierBytes): choose a shorter name")
         }
         self.columns = columns
         self.columnsByName = byName

@@ -19,6 +19,9 @@ struct ORMWriter {
         values.reserveCapacity(model.columns.count)
         for c in model.columns {
             if c.primaryKey && !includeKey { continue }
+            // A to-one property that holds an object now says what it means from here on: the
+            // id a fetch kept for it no longer applies (a later nil clears it).
+            if case .toOne(let get, _, _)? = c.accessor, get(object) != nil { object.keptForeignKeys[c.keptKey] = nil }
             var value = try c.storedValue(of: object)
             if value.isNull, let make = c.defaultValue, let made = make() {
                 try c.assign(c.codec.toStorage(made.databaseValue) ?? made.databaseValue, to: object)
@@ -69,7 +72,9 @@ struct ORMWriter {
         let generated = key == nil && pk.reference == nil && [.int64, .int32, .int16].contains(pk.columnType)
         let (names, values) = try self.values(of: object, model: model, includeKey: !generated)
         if generated {
-            let insert = SQLInsert(into: model.tableName, columns: names, values: [values.map { .bind($0) }])
+            // A model whose only column is its generated key inserts DEFAULT VALUES.
+            let insert = (names.isEmpty ? SQLInsert(into: model.tableName, columns: [], source: .defaultValues)
+                : SQLInsert(into: model.tableName, columns: names, values: [values.map { .bind($0) }]))
                 .returning(.column(pk.name))
             guard let row = try conn.fetchOne(.insert(insert)) else {
                 throw ORMError.misuse("the insert into \(model.tableName) returned no key")
@@ -83,14 +88,25 @@ struct ORMWriter {
         try maintainLinks(of: object, model: model)
     }
 
-    /// A through model's row keeps the relationship's link table row too.
+    /// A through model's row keeps its own row of the relationship's link table (Amigo's
+    /// association row): inserted with the through row, updated when the through row points
+    /// elsewhere, deleted when it no longer points at both sides.
     private func maintainLinks(of object: AmigoModel, model: ORMModel) throws {
-        guard let entries = amigo.throughOf[ObjectIdentifier(model.type)] else { return }
+        guard let entries = amigo.throughOf[ObjectIdentifier(model.type)], let pk = model.primaryKey else { return }
+        let key = try pk.storedValue(of: object)
+        if key.isNull { return }
         for (link, through) in entries {
+            guard let throughColumn = link.throughColumn else { continue }
             let s = try through.sourceKey.storedValue(of: object)
             let t = try through.targetKey.storedValue(of: object)
-            if s.isNull || t.isNull { continue }
-            try insertLink(link, s, t)
+            if s.isNull || t.isNull {
+                _ = try conn.execute(.delete(SQLDelete(from: link.name, where: SQLExpression.column(throughColumn).equals(.bind(key)))))
+                continue
+            }
+            _ = try conn.execute(.insert(SQLInsert(into: link.name, columns: [link.sourceColumn, link.targetColumn, throughColumn],
+                                                   values: [[.bind(s), .bind(t), .bind(key)]])
+                .onConflict([throughColumn], doUpdate: [SQLAssignment(link.sourceColumn, .excluded(link.sourceColumn)),
+                                                        SQLAssignment(link.targetColumn, .excluded(link.targetColumn))])))
         }
     }
 
@@ -105,6 +121,11 @@ struct ORMWriter {
         guard let pk = model.primaryKey, let key = try model.savedKey(of: object) else {
             throw ORMError.misuse("cannot delete an unsaved \(model.typeName) (it has no key)")
         }
+        // The through row's link row first: it references the through row.
+        for (link, _) in amigo.throughOf[ObjectIdentifier(model.type)] ?? [] {
+            guard let throughColumn = link.throughColumn else { continue }
+            _ = try conn.execute(.delete(SQLDelete(from: link.name, where: SQLExpression.column(throughColumn).equals(.bind(key)))))
+        }
         for (link, source, target) in amigo.linkTables {
             if source === model {
                 _ = try conn.execute(.delete(SQLDelete(from: link.name, where: SQLExpression.column(link.sourceColumn).equals(.bind(key)))))
@@ -114,18 +135,6 @@ struct ORMWriter {
             }
         }
         _ = try conn.execute(.delete(SQLDelete(from: model.tableName, where: SQLExpression.column(pk.name).equals(.bind(key)))))
-        for (link, through) in amigo.throughOf[ObjectIdentifier(model.type)] ?? [] {
-            let s = try through.sourceKey.storedValue(of: object)
-            let t = try through.targetKey.storedValue(of: object)
-            let others = SQLSelect(from: through.model.tableName).columns(.expression(.literal(.integer(1))))
-                .where(.all([SQLExpression.column(through.sourceKey.name).equals(.bind(s)),
-                             SQLExpression.column(through.targetKey.name).equals(.bind(t))]))
-            _ = try conn.execute(.delete(SQLDelete(from: link.name, where: .all([
-                SQLExpression.column(link.sourceColumn).equals(.bind(s)),
-                SQLExpression.column(link.targetColumn).equals(.bind(t)),
-                .notExists(others),
-            ]))))
-        }
     }
 
     /// Runs a batch: runs of unsaved objects of one model with generated keys become
@@ -150,7 +159,7 @@ struct ORMWriter {
                     run.append(o)
                     i += 1
                 }
-                if firstUnsaved && generated {
+                if firstUnsaved && generated && model.columns.count > 1 {
                     try insertMany(run, model: model, key: pk)
                 } else if !firstUnsaved {
                     try upsertMany(run, model: model, key: pk)

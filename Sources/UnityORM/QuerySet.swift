@@ -157,6 +157,36 @@ public struct QuerySetUsing<T: AmigoModel> {
         q.following = (object, name)
         return q
     }
+
+    /// ``QuerySet/selectRelated(_:)`` before the relationship is named, in Amigo's order
+    /// (`.using(w).selectRelated("exercise").relationship("exercises")`).
+    public func selectRelated(_ names: String...) -> QuerySetUsing<T> {
+        var q = query
+        q.related += names
+        return QuerySetUsing(query: q, object: object)
+    }
+
+    /// ``QuerySet/filter(_:_:)`` before the relationship is named.
+    public func filter(_ predicate: String, _ arguments: any DatabaseValueConvertible...) -> QuerySetUsing<T> {
+        var q = query
+        q.filters.append((predicate, arguments.map(\.databaseValue)))
+        return QuerySetUsing(query: q, object: object)
+    }
+
+    /// ``QuerySet/orderBy(_:ascending:)`` before the relationship is named.
+    public func orderBy(_ key: String, ascending: Bool = true) -> QuerySetUsing<T> {
+        QuerySetUsing(query: query.orderBy(key, ascending: ascending), object: object)
+    }
+
+    /// ``QuerySet/limit(_:)`` before the relationship is named.
+    public func limit(_ count: Int) -> QuerySetUsing<T> {
+        QuerySetUsing(query: query.limit(count), object: object)
+    }
+
+    /// ``QuerySet/offset(_:)`` before the relationship is named.
+    public func offset(_ count: Int) -> QuerySetUsing<T> {
+        QuerySetUsing(query: query.offset(count), object: object)
+    }
 }
 
 /// A query resolved against the mapping: joins, columns, conditions.
@@ -188,9 +218,10 @@ struct Plan<T: AmigoModel> {
                 conditions.append(SQLExpression.column("t0", fk.name).equals(.bind(key)))
             case .manyToMany(_, let target, let link, let through):
                 if target === model, let pk = model.primaryKey {
-                    joins.append(SQLJoin(.inner, .table(link.name, alias: "l0"),
-                                         on: SQLExpression.column("l0", link.targetColumn).equals(.column("t0", pk.name))))
-                    conditions.append(SQLExpression.column("l0", link.sourceColumn).equals(.bind(key)))
+                    // Each related object once, however many link rows (through rows) lead to it.
+                    let linked = SQLSelect(from: link.name).columns(.expression(.column(link.targetColumn)))
+                        .where(SQLExpression.column(link.sourceColumn).equals(.bind(key)))
+                    conditions.append(.inSubquery(.column("t0", pk.name), linked, negated: false))
                 } else if let through, through.model === model {
                     conditions.append(SQLExpression.column("t0", through.sourceKey.name).equals(.bind(key)))
                 } else {
@@ -245,7 +276,9 @@ struct Plan<T: AmigoModel> {
         return (next, true)
     }
 
-    /// The column a name or dotted path stands for, joining across foreign keys.
+    /// The column a name or dotted path stands for, joining across foreign keys. A `Decimal`
+    /// column is marked as one, so that it compares and orders as a number on SQLite whatever
+    /// its declared type (a TEXT money column of a schema the ORM did not create).
     private mutating func resolve(_ path: String) throws -> (SQLExpression, MappedColumn) {
         let parts = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         var current = model
@@ -253,7 +286,10 @@ struct Plan<T: AmigoModel> {
         var walked: [String] = []
         for (i, part) in parts.enumerated() {
             guard let c = current.column(named: part) else { throw ORMError.unknownColumn(model: model.typeName, name: path) }
-            if i == parts.count - 1 { return (.column(alias, c.name), c) }
+            if i == parts.count - 1 {
+                let column = SQLExpression.column(alias, c.name)
+                return (c.columnType == .decimal ? .decimal(column) : column, c)
+            }
             guard let ref = c.reference else { throw ORMError.unknownColumn(model: model.typeName, name: path) }
             walked.append(c.label.lowercased())
             alias = join(walked.joined(separator: "."), from: alias, column: c, to: ref).0
@@ -339,7 +375,7 @@ final class RowMaterializer {
         let object = make()
         var index = 0
         for c in model.columns {
-            try c.assign(row[index], to: object)
+            try c.fill(row[index], into: object)
             index += 1
         }
         guard !relatedLoads.isEmpty else { return object }
@@ -352,8 +388,11 @@ final class RowMaterializer {
                 continue
             }
             let related = load.model.type.init()
-            for (i, c) in load.model.columns.enumerated() { try c.assign(row[load.start + i], to: related) }
-            if case .toOne(_, let set, _)? = load.column.accessor { _ = set(parent, related) }
+            for (i, c) in load.model.columns.enumerated() { try c.fill(row[load.start + i], into: related) }
+            if case .toOne(_, let set, _)? = load.column.accessor {
+                _ = set(parent, related)
+                parent.keptForeignKeys[load.column.keptKey] = nil
+            }
             loaded.append(related)
         }
         return object

@@ -180,6 +180,69 @@ enum AmigoSeed {
     }
 }
 
+/// A music catalogue on a schema the ORM did not create (as a sample database's own scripts
+/// would create it): a NOT NULL and a nullable foreign key, and prices in a column declared
+/// TEXT on SQLite (NUMERIC(10,2) on PostgreSQL).
+enum Catalogue {
+    @ORMFields
+    final class Genre: AmigoModel {
+        var id = 0
+        var name: String?
+    }
+
+    @ORMFields
+    final class Album: AmigoModel {
+        var id = 0
+        var title = ""
+    }
+
+    @ORMFields
+    final class Track: AmigoModel {
+        var id = 0
+        var name = ""
+        var price = Decimal(0)
+        var album: Album?
+        var genre: Genre?
+    }
+
+    static func models() -> [ORMModel] {
+        let genre = ORMModel(Genre.self, table: "genre",
+            Column("id", type: Int.self, primaryKey: true),
+            Column("name", type: String.self))
+        let album = ORMModel(Album.self, table: "album",
+            Column("id", type: Int.self, primaryKey: true),
+            Column("title", type: String.self, optional: false))
+        let track = ORMModel(Track.self, table: "track",
+            Column("id", type: Int.self, primaryKey: true),
+            Column("name", type: String.self, optional: false),
+            Column("price", type: Decimal.self, optional: false),
+            Column("album", type: ForeignKey(album), optional: false),
+            Column("genre", type: ForeignKey(genre)))
+        return [genre, album, track]
+    }
+
+    /// Creates the tables with raw SQL and fills them: genres 1 Rock, 2 Jazz; albums 10 "Ten",
+    /// 11 "Eleven"; tracks 5 (album 10, genre 1), 6 (album 11, no genre), 7 (album 10, genre 2),
+    /// 8 (album 11, genre 1), priced 9.91, 10.00, 8.94 and 100.5.
+    static func create(_ database: Database, _ backend: Backend) throws {
+        let money = backend == .sqlite ? "TEXT" : "NUMERIC(10,2)"
+        try database.execute(sql: "CREATE TABLE genre (id INTEGER PRIMARY KEY, name TEXT)")
+        try database.execute(sql: "CREATE TABLE album (id INTEGER PRIMARY KEY, title TEXT NOT NULL)")
+        try database.execute(sql: "CREATE TABLE track (id INTEGER PRIMARY KEY, name TEXT NOT NULL, price \(money) NOT NULL, "
+            + "album_id INTEGER NOT NULL REFERENCES album (id), genre_id INTEGER REFERENCES genre (id))")
+        try database.execute(sql: "INSERT INTO genre (id, name) VALUES (1, 'Rock'), (2, 'Jazz')")
+        try database.execute(sql: "INSERT INTO album (id, title) VALUES (10, 'Ten'), (11, 'Eleven')")
+        try database.execute(sql: "INSERT INTO track (id, name, price, album_id, genre_id) VALUES "
+            + "(5, 'Five', '9.91', 10, 1), (6, 'Six', '10.00', 11, NULL), (7, 'Seven', '8.94', 10, 2), (8, 'Eight', '100.5', 11, 1)")
+    }
+
+    /// The track's foreign keys as the database holds them.
+    static func keys(_ database: Database, track id: Int) throws -> [DatabaseValue] {
+        let row = try database.fetchOne(sql: "SELECT album_id, genre_id FROM track WHERE id = \(id)")
+        return row.map { [$0[0], $0[1]] } ?? []
+    }
+}
+
 /// An `Amigo` over a test database.
 func withAmigo<T>(_ backend: Backend, _ models: [ORMModel], createAll: Bool = true, _ body: (Amigo, TestDatabase) throws -> T) throws -> T {
     let test = try TestDatabase(backend)
