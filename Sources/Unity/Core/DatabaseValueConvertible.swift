@@ -369,7 +369,9 @@ public enum DecimalText {
     private static let largestMantissaDigits: [UInt8] = Array("340282366920938463463374607431768211455".utf8).map { $0 - 48 }
 
     private static func exactDecimal(utf8 s: UnsafeBufferPointer<UInt8>) -> Decimal? {
-        guard var (negative, digits, power) = scan(s) else { return nil }
+        guard let (negative, scannedDigits, scannedPower) = scan(s) else { return nil }
+        var digits = scannedDigits
+        var power = scannedPower
         if digits.isEmpty { return Decimal(0) }
         guard digits.count <= 39 else { return nil }
         // An exponent above Decimal's may still fit with trailing zeros moved into the
