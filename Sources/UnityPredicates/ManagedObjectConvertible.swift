@@ -226,6 +226,13 @@ public enum PredicatesError: Error, CustomStringConvertible, Sendable {
             return message
         }
     }
+
+    /// The error for a context (or an object of it) used after its `perform` ended.
+    @usableFromInline
+    static func endedContext(_ entity: String?) -> PredicatesError {
+        .wrongContext("\(entity.map { "this \($0) object" } ?? "this context") was used after the perform that "
+            + "made it ended: use objects only inside their perform, and fetch them again in a new one")
+    }
 }
 
 /// Per-type lookup tables built once from `attributes` (key path → attribute, column order).

@@ -16,7 +16,7 @@ public struct QueryPredicate: Sendable, ExpressibleByStringLiteral {
         case or(Node, Node)
         case not(Node)
         case raw(String, [DatabaseValue])
-        case relation(LinkStorage, ownerKey: String, destination: String, destinationKey: String, Node)
+        case relation(RelationStorage, ownerKey: String, destination: String, destinationKey: String, Node)
         case invalid(PredicatesError)
     }
 
@@ -90,16 +90,30 @@ public struct QueryPredicate: Sendable, ExpressibleByStringLiteral {
             return !(try compile(inner, q, dialect, &depth))
         case .raw(let sql, let bindings):
             return .raw(sql, bindings)
-        case .relation(let link, let ownerKey, let destination, let destinationKey, let inner):
+        case .relation(let storage, let ownerKey, let destination, let destinationKey, let inner):
             depth += 1
             let linkAlias = "l\(depth)"
             let targetAlias = "r\(depth)"
             let condition = try compile(inner, targetAlias, dialect, &depth)
-            let sub = SQLSelect(from: link.table, as: linkAlias)
-                .columns(.expression(.literal(.integer(1))))
-                .join(.inner, destination, as: targetAlias,
-                      on: .column(targetAlias, destinationKey).equals(.column(linkAlias, link.targetColumn)))
-                .where(.column(linkAlias, link.ownerColumn).equals(.column(q, ownerKey)) && condition)
+            let sub: SQLSelect
+            switch storage {
+            case .link(let link):
+                sub = SQLSelect(from: link.table, as: linkAlias)
+                    .columns(.expression(.literal(.integer(1))))
+                    .join(.inner, destination, as: targetAlias,
+                          on: .column(targetAlias, destinationKey).equals(.column(linkAlias, link.targetColumn)))
+                    .where(.column(linkAlias, link.ownerColumn).equals(.column(q, ownerKey)) && condition)
+            case .foreignKey(let fk) where fk.ownerHoldsColumn:
+                // The owner's column holds the related key.
+                sub = SQLSelect(from: destination, as: targetAlias)
+                    .columns(.expression(.literal(.integer(1))))
+                    .where(.column(targetAlias, destinationKey).equals(.column(q, fk.column)) && condition)
+            case .foreignKey(let fk):
+                // The related rows' column holds the owner's key.
+                sub = SQLSelect(from: destination, as: targetAlias)
+                    .columns(.expression(.literal(.integer(1))))
+                    .where(.column(targetAlias, fk.column).equals(.column(q, ownerKey)) && condition)
+            }
             return .exists(sub)
         case .invalid(let error):
             throw error
@@ -216,21 +230,24 @@ extension Query {
     /// (a predicate over the destination's key paths): the books whose author's name begins
     /// with "A" are `Query.any(Book.self, \.author, Query.beginsWith(\Author.name, "A"))`.
     /// Compiled to an EXISTS subquery. (Unity's addition: Sworm allowed attributes only.)
-    public static func any<T: ManagedObjectConvertible, D: ManagedObjectConvertible>(_ owner: T.Type, _ relation: KeyPath<T.Relations, ToOneRelation<D>>, _ predicate: QueryPredicate) -> QueryPredicate {
+    public static func any<T: ManagedObjectConvertible, D: ManagedObjectConvertible>(_ owner: T.Type, _ relation: KeyPath<T.Relations, ToOneRelation<D>>, _ predicate: QueryPredicate) -> QueryPredicate
+    where T.Relations: RelationSet {
         let declaration = T.relations[keyPath: relation].declaration
-        return QueryPredicate(.relation(LinkStorage(source: T.entityName, declaration), ownerKey: T.keyColumn,
+        return QueryPredicate(.relation(RelationStorage.of(T.self, declaration, D.self), ownerKey: T.keyColumn,
                                         destination: D.entityName, destinationKey: D.keyColumn, predicate.node))
     }
     /// True when at least one object of the to-many relation matches `predicate`.
-    public static func any<T: ManagedObjectConvertible, D: ManagedObjectConvertible>(_ owner: T.Type, _ relation: KeyPath<T.Relations, ToManyRelation<D>>, _ predicate: QueryPredicate) -> QueryPredicate {
+    public static func any<T: ManagedObjectConvertible, D: ManagedObjectConvertible>(_ owner: T.Type, _ relation: KeyPath<T.Relations, ToManyRelation<D>>, _ predicate: QueryPredicate) -> QueryPredicate
+    where T.Relations: RelationSet {
         let declaration = T.relations[keyPath: relation].declaration
-        return QueryPredicate(.relation(LinkStorage(source: T.entityName, declaration), ownerKey: T.keyColumn,
+        return QueryPredicate(.relation(RelationStorage.of(T.self, declaration, D.self), ownerKey: T.keyColumn,
                                         destination: D.entityName, destinationKey: D.keyColumn, predicate.node))
     }
     /// True when at least one object of the ordered to-many relation matches `predicate`.
-    public static func any<T: ManagedObjectConvertible, D: ManagedObjectConvertible>(_ owner: T.Type, _ relation: KeyPath<T.Relations, ToManyOrderedRelation<D>>, _ predicate: QueryPredicate) -> QueryPredicate {
+    public static func any<T: ManagedObjectConvertible, D: ManagedObjectConvertible>(_ owner: T.Type, _ relation: KeyPath<T.Relations, ToManyOrderedRelation<D>>, _ predicate: QueryPredicate) -> QueryPredicate
+    where T.Relations: RelationSet {
         let declaration = T.relations[keyPath: relation].declaration
-        return QueryPredicate(.relation(LinkStorage(source: T.entityName, declaration), ownerKey: T.keyColumn,
+        return QueryPredicate(.relation(RelationStorage.of(T.self, declaration, D.self), ownerKey: T.keyColumn,
                                         destination: D.entityName, destinationKey: D.keyColumn, predicate.node))
     }
 }

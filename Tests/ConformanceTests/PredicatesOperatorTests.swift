@@ -232,7 +232,7 @@ struct PredicatesOperatorTests {
             // Changing one attribute of a fetched class object writes it.
             try c.perform { ctx in
                 let first = try #require(try ctx.fetchOne(PClassItem.all.where(\PClassItem.id == 1)))
-                first.encode(\.name, "renamed")
+                try first.encode(\.name, "renamed")
             }
             #expect(try c.perform { ctx in try ctx.fetch(PClassItem.all.sort(\.id), \.name) } == ["renamed", "class 2", "class 3"])
         }
