@@ -92,11 +92,7 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
         try context.checkActive(PlainObject.entityName)
         let index = try Self.index(of: keyPath)
         if values.isEmpty { return decoded[keyPath: keyPath] }
-        guard let value = A.decode(primitiveValue: values[index]) else {
-            throw PredicatesError.conversion(column: EntityDescription<PlainObject>.shared.attributes[index].name,
-                                             type: "\(A.self)", value: values[index])
-        }
-        return value
+        return try A.decode(databaseValue: values[index], column: EntityDescription<PlainObject>.shared.attributes[index].name)
     }
 
     /// Turns a decoded object into its attributes' values, before a change.
@@ -126,7 +122,7 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
         try context.checkActive(PlainObject.entityName)
         let index = try Self.index(of: keyPath)
         takeValues()
-        values[index] = value.encodePrimitiveValue()
+        values[index] = value.encodeDatabaseValue()
         changed.insert(index)
         context.markChanged(self)
         return self

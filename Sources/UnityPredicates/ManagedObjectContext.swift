@@ -297,10 +297,7 @@ public final class ManagedObjectContext {
         let select = try request.select([.expression(.column(PlainObject.entityName, attribute.name), alias: nil)], dialect: dialect)
         var result: [A] = []
         try connection.forEachRow(.select(select)) { row in
-            guard let value = A.decode(primitiveValue: row[0]) else {
-                throw PredicatesError.conversion(column: attribute.name, type: "\(A.self)", value: row[0])
-            }
-            result.append(value)
+            result.append(try A.decode(databaseValue: row[0], column: attribute.name))
         }
         return result
     }

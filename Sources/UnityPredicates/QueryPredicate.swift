@@ -34,7 +34,7 @@ public struct QueryPredicate: Sendable, ExpressibleByStringLiteral {
 
     /// A raw SQL condition with `?` placeholders bound to `arguments`.
     public static func raw(_ sql: String, _ arguments: any SupportedAttributeType...) -> QueryPredicate {
-        QueryPredicate(.raw(sql, arguments.map { $0.encodePrimitiveValue() }))
+        QueryPredicate(.raw(sql, arguments.map { $0.encodeDatabaseValue() }))
     }
 
     /// `column op value` (for inlinable code, which cannot name ``Node``).
@@ -61,18 +61,24 @@ public struct QueryPredicate: Sendable, ExpressibleByStringLiteral {
         return try QueryPredicate.compile(node, qualifier, dialect, &depth)
     }
 
+    /// `column`, marked as a Decimal operand when `value` is a Decimal.
+    private static func operand(_ column: SQLExpression, _ value: DatabaseValue) -> SQLExpression {
+        if case .decimal = value { return .decimal(column) }
+        return column
+    }
+
     private static func compile(_ node: Node, _ q: String, _ dialect: SQLDialect, _ depth: inout Int) throws -> SQLExpression {
         switch node {
         case .comparison(let column, let op, let value):
-            // A Decimal column needs nothing here: on SQLite the schema declares it
-            // `TEXT COLLATE unity_decimal`, so the column's exact digits compare as numbers
-            // with the bound value (a CAST to NUMERIC would round both to a double).
-            return .binary(.column(q, column), op, .bind(value))
+            // A Decimal operand is marked as one: on SQLite its comparison then uses the
+            // unity_decimal collation, whatever the column's declared type (a TEXT money
+            // column of a schema the flavor did not create compares as a number too).
+            return .binary(operand(.column(q, column), value), op, .bind(value))
         case .isNull(let column, let negated):
             return .isNull(.column(q, column), negated: negated)
         case .inList(let column, let values):
             // An empty list matches nothing (the core renders it as a false condition).
-            return .inList(.column(q, column), values.map { .bind($0) }, negated: false)
+            return .inList(operand(.column(q, column), values.first ?? .null), values.map { .bind($0) }, negated: false)
         case .text(let column, let op, let text, let ci):
             let subject: SQLExpression = ci ? TextFolding.expression(.column(q, column), for: dialect) : .column(q, column)
             let needle = ci ? TextFolding.fold(text) : text
@@ -142,7 +148,7 @@ extension Query {
     @inlinable
     static func compare<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ op: SQLBinaryOperator, _ value: A) -> QueryPredicate {
         guard let name = T.columnName(keyPath) else { return .unknownAttribute(T.entityName, keyPath) }
-        return .comparison(name, op, value.encodePrimitiveValue())
+        return .comparison(name, op, value.encodeDatabaseValue())
     }
 
     /// `NOT a`.
@@ -157,7 +163,7 @@ extension Query {
     public static func equalTo<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: A) -> QueryPredicate
     where A.PrimitiveAttributeType: Equatable {
         guard let name = T.columnName(keyPath) else { return .unknownAttribute(T.entityName, keyPath) }
-        let v = value.encodePrimitiveValue()
+        let v = value.encodeDatabaseValue()
         if case .null = v { return .isNull(name, negated: false) }
         return .comparison(name, .equal, v)
     }
@@ -168,7 +174,7 @@ extension Query {
     public static func notEqualTo<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: A) -> QueryPredicate
     where A.PrimitiveAttributeType: Equatable {
         guard let name = T.columnName(keyPath) else { return .unknownAttribute(T.entityName, keyPath) }
-        let v = value.encodePrimitiveValue()
+        let v = value.encodeDatabaseValue()
         if case .null = v { return .isNull(name, negated: true) }
         return .comparison(name, .notEqual, v)
     }
@@ -190,10 +196,27 @@ extension Query {
     public static func lessThanOrEqualTo<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: A) -> QueryPredicate
     where A.PrimitiveAttributeType: Comparable { compare(keyPath, .lessOrEqual, value) }
 
+    /// `>` on an optional attribute (a NULL is never greater).
+    @inlinable
+    public static func greaterThan<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A?>, _ value: A?) -> QueryPredicate
+    where A.PrimitiveAttributeType: Comparable { compare(keyPath, .greater, value) }
+    /// `<` on an optional attribute (a NULL is never less).
+    @inlinable
+    public static func lessThan<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A?>, _ value: A?) -> QueryPredicate
+    where A.PrimitiveAttributeType: Comparable { compare(keyPath, .less, value) }
+    /// `>=` on an optional attribute.
+    @inlinable
+    public static func greaterThanOrEqualTo<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A?>, _ value: A?) -> QueryPredicate
+    where A.PrimitiveAttributeType: Comparable { compare(keyPath, .greaterOrEqual, value) }
+    /// `<=` on an optional attribute.
+    @inlinable
+    public static func lessThanOrEqualTo<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A?>, _ value: A?) -> QueryPredicate
+    where A.PrimitiveAttributeType: Comparable { compare(keyPath, .lessOrEqual, value) }
+
     /// `===`: IN. An empty list matches nothing; `nil` in the list matches NULL.
     public static func `in`<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ values: [A]) -> QueryPredicate
     where A.PrimitiveAttributeType: Equatable {
-        let encoded = values.map { $0.encodePrimitiveValue() }
+        let encoded = values.map { $0.encodeDatabaseValue() }
         let nonNull = encoded.filter { if case .null = $0 { return false } else { return true } }
         let hasNull = nonNull.count != encoded.count
         return column(keyPath, T.self) { name in
@@ -209,8 +232,18 @@ extension Query {
     where A.PrimitiveAttributeType == String {
         column(keyPath, T.self) { .text($0, .beginsWith, value, caseInsensitive: caseInsensitive) }
     }
+    /// ``beginsWith(_:_:caseInsensitive:)`` on an optional text attribute (a NULL never matches).
+    public static func beginsWith<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A?>, _ value: String, caseInsensitive: Bool = true) -> QueryPredicate
+    where A.PrimitiveAttributeType == String {
+        column(keyPath, T.self) { .text($0, .beginsWith, value, caseInsensitive: caseInsensitive) }
+    }
     /// True when the text ends with `value`; see ``beginsWith(_:_:caseInsensitive:)``.
     public static func endsWith<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: String, caseInsensitive: Bool = true) -> QueryPredicate
+    where A.PrimitiveAttributeType == String {
+        column(keyPath, T.self) { .text($0, .endsWith, value, caseInsensitive: caseInsensitive) }
+    }
+    /// ``endsWith(_:_:caseInsensitive:)`` on an optional text attribute (a NULL never matches).
+    public static func endsWith<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A?>, _ value: String, caseInsensitive: Bool = true) -> QueryPredicate
     where A.PrimitiveAttributeType == String {
         column(keyPath, T.self) { .text($0, .endsWith, value, caseInsensitive: caseInsensitive) }
     }
@@ -219,9 +252,19 @@ extension Query {
     where A.PrimitiveAttributeType == String {
         column(keyPath, T.self) { .text($0, .contains, value, caseInsensitive: caseInsensitive) }
     }
+    /// ``contains(_:_:caseInsensitive:)`` on an optional text attribute (a NULL never matches).
+    public static func contains<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A?>, _ value: String, caseInsensitive: Bool = true) -> QueryPredicate
+    where A.PrimitiveAttributeType == String {
+        column(keyPath, T.self) { .text($0, .contains, value, caseInsensitive: caseInsensitive) }
+    }
     /// True when the text equals `value` once both are folded (case- and accent-insensitive
     /// `==`); `==` itself compares exactly.
     public static func matches<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: String, caseInsensitive: Bool = true) -> QueryPredicate
+    where A.PrimitiveAttributeType == String {
+        column(keyPath, T.self) { .text($0, .equal, value, caseInsensitive: caseInsensitive) }
+    }
+    /// ``matches(_:_:caseInsensitive:)`` on an optional text attribute (a NULL never matches).
+    public static func matches<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A?>, _ value: String, caseInsensitive: Bool = true) -> QueryPredicate
     where A.PrimitiveAttributeType == String {
         column(keyPath, T.self) { .text($0, .equal, value, caseInsensitive: caseInsensitive) }
     }
@@ -264,17 +307,33 @@ where A.PrimitiveAttributeType: Equatable { Query.notEqualTo(lhs, rhs) }
 @inlinable
 public func > <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A>, rhs: A) -> QueryPredicate
 where A.PrimitiveAttributeType: Comparable { Query.greaterThan(lhs, rhs) }
+/// `Query.greaterThan` on an optional attribute.
+@inlinable
+public func > <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A?>, rhs: A?) -> QueryPredicate
+where A.PrimitiveAttributeType: Comparable { Query.greaterThan(lhs, rhs) }
 /// `Query.lessThan`.
 @inlinable
 public func < <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A>, rhs: A) -> QueryPredicate
+where A.PrimitiveAttributeType: Comparable { Query.lessThan(lhs, rhs) }
+/// `Query.lessThan` on an optional attribute.
+@inlinable
+public func < <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A?>, rhs: A?) -> QueryPredicate
 where A.PrimitiveAttributeType: Comparable { Query.lessThan(lhs, rhs) }
 /// `Query.greaterThanOrEqualTo`.
 @inlinable
 public func >= <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A>, rhs: A) -> QueryPredicate
 where A.PrimitiveAttributeType: Comparable { Query.greaterThanOrEqualTo(lhs, rhs) }
+/// `Query.greaterThanOrEqualTo` on an optional attribute.
+@inlinable
+public func >= <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A?>, rhs: A?) -> QueryPredicate
+where A.PrimitiveAttributeType: Comparable { Query.greaterThanOrEqualTo(lhs, rhs) }
 /// `Query.lessThanOrEqualTo`.
 @inlinable
 public func <= <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A>, rhs: A) -> QueryPredicate
+where A.PrimitiveAttributeType: Comparable { Query.lessThanOrEqualTo(lhs, rhs) }
+/// `Query.lessThanOrEqualTo` on an optional attribute.
+@inlinable
+public func <= <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A?>, rhs: A?) -> QueryPredicate
 where A.PrimitiveAttributeType: Comparable { Query.lessThanOrEqualTo(lhs, rhs) }
 /// `Query.in`: IN.
 public func === <T: ManagedObjectConvertible, A: SupportedAttributeType>(lhs: KeyPath<T, A>, rhs: [A]) -> QueryPredicate

@@ -179,3 +179,95 @@ struct PredicatesContextTests {
         }
     }
 }
+
+@Suite("Predicates: Sworm's APIs")
+struct PredicatesSwormAPITests {
+    @Test(arguments: Backend.allCases)
+    func customAttributeTypesPortAsWrittenForSworm(_ backend: Backend) throws {
+        try withTestDatabase(backend) { db in
+            let c = PersistentContainer(database: db, models: [PVersioned.self])
+            try c.perform { ctx in
+                try ctx.insert(PVersioned(id: 1, version: PVersion(major: 1, minor: 2), previous: nil))
+                try ctx.insert(PVersioned(id: 2, version: PVersion(major: 10, minor: 0), previous: PVersion(major: 9, minor: 9)))
+                try ctx.insert(PVersioned(id: 3, version: PVersion(major: 2, minor: 0), previous: PVersion(major: 1, minor: 2)))
+            }
+            // Stored as its primitive value; compared and sorted as it (text: "10.0" < "2.0").
+            #expect(try column(db, "SELECT version FROM \"PVersioned\" ORDER BY id") == ["1.2", "10.0", "2.0"])
+            #expect(try column(db, "SELECT previous FROM \"PVersioned\" ORDER BY id") == ["NULL", "9.9", "1.2"])
+            let read = try c.perform { ctx in try ctx.fetch(PVersioned.all.sort(\.version)).map { try $0.decode() } }
+            #expect(read.map(\.id) == [1, 2, 3])
+            #expect(read[2] == PVersioned(id: 3, version: PVersion(major: 2, minor: 0), previous: PVersion(major: 1, minor: 2)))
+            #expect(try c.perform { ctx in try ctx.fetch(PVersioned.all.where(\PVersioned.version == PVersion(major: 2, minor: 0)), \.id) } == [3])
+            #expect(try c.perform { ctx in try ctx.fetch(PVersioned.all.where(\PVersioned.previous == nil), \.id) } == [1])
+            #expect(try c.perform { ctx in try ctx.fetch(PVersioned.all.where(\PVersioned.previous > PVersion(major: 1, minor: 5)), \.id) } == [2])
+            #expect(try c.perform { ctx in try ctx.fetch(PVersioned.all.sort(\.previous, ascending: false), \.id) } == [2, 3, 1])
+            // A stored value decode refuses: the error names the column, the value and why.
+            try db.withConnection { _ = try $0.execute(sql: "UPDATE \"PVersioned\" SET version = 'one' WHERE id = 1") }
+            try db.withConnection { _ = try $0.execute(sql: "UPDATE \"PVersioned\" SET previous = 'bad-input' WHERE id = 2") }
+            try c.perform { ctx in
+                let objects = try ctx.fetch(PVersioned.all.sort(\.id))
+                do {
+                    _ = try objects[0].decode()
+                    Issue.record("decoding 'one' should throw")
+                } catch PredicatesError.invalidValue(let column, _, let value, let reason) {
+                    #expect(column == "version")
+                    #expect(value == .text("one"))
+                    #expect(reason == "'one' is not major.minor")
+                }
+                do {
+                    _ = try objects[1].decode(\.previous)
+                    Issue.record("decoding 'bad-input' should throw")
+                } catch PredicatesError.conversion(let column, _, let value) {
+                    #expect(column == "previous")
+                    #expect(value == .text("bad-input"))
+                }
+                #expect(try objects[2].decode(\.previous) == PVersion(major: 1, minor: 2))
+                #expect(throws: PredicatesError.self) { _ = try ctx.fetch(PVersioned.all.sort(\.id), \.version) }
+            }
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func toOneValueSetterAndDeletes(_ backend: Backend) throws {
+        try withTestDatabase(backend) { db in
+            let c = PersistentContainer(database: db, models: predicateModels)
+            try c.perform { ctx in
+                let b1 = try ctx.insert(PBook(title: "B1"))
+                // No author yet: one is inserted and linked.
+                try b1.set(\.author, value: PAuthor(name: "Ann"), context: ctx)
+                #expect(try b1.author?.decode() == PAuthor(name: "Ann"))
+                // An author already: it is changed in place (no second row).
+                try b1.set(\.author, value: PAuthor(name: "Anne", email: "anne@x"), context: ctx)
+                #expect(try ctx.count(of: PAuthor.all) == 1)
+                #expect(try b1.author?.decode() == PAuthor(name: "Anne", email: "anne@x"))
+                let b2 = try ctx.insert(PBook(title: "B2"))
+                try b2.set(\.author, try b1.author)
+            }
+            #expect(try libraryState(c).books == ["B1:Anne", "B2:Anne"])
+            // nil unlinks and deletes the related object (as Sworm: unlinked first, so its
+            // cascade rule takes its other books, not this one).
+            try c.perform { ctx in
+                let b1 = try #require(try ctx.fetchOne(PBook.all.where(\PBook.title == "B1")))
+                try b1.set(\.author, value: nil, context: ctx)
+            }
+            #expect(try libraryState(c).authors == [])
+            #expect(try libraryState(c).books == ["B1:-"])
+            try c.perform { ctx in
+                let ann = try ctx.insert(PAuthor(name: "Ann"))
+                for t in ["A1", "A2", "A3"] { try ann.books.add(try ctx.insert(PBook(title: t))) }
+                let agent = try ctx.insert(PAgent(name: "Agent"))
+                try ann.set(\.agent, agent)
+                // The set's delete removes and deletes the book.
+                let a2 = try #require(try ann.books.objects().first { try $0.decode(\.title) == "A2" })
+                try ann.books.delete(a2, context: ctx)
+                // A to-one delete unlinks and deletes the agent.
+                try ann.delete(\.agent, context: ctx)
+                #expect(try ann.agent == nil)
+                // Deleting an empty to-one is nothing.
+                try ann.delete(\.agent, context: ctx)
+            }
+            #expect(try libraryState(c).books == ["A1:Ann", "A3:Ann", "B1:-"])
+            #expect(try c.perform { ctx in try ctx.count(of: PAgent.all) } == 0)
+        }
+    }
+}

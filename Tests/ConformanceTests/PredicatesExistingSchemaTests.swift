@@ -294,4 +294,30 @@ struct PredicatesExistingSchemaTests {
             #expect(try Migrator(migrations: []).appliedMigrations(db).isEmpty)
         }
     }
+
+    @Test(arguments: Backend.allCases)
+    func decimalsInATextColumnCompareAndSortAsNumbers(_ backend: Backend) throws {
+        try withTestDatabase(backend) { db in
+            // SQLite's column is declared TEXT (as the sample database's SQLite schema does);
+            // PostgreSQL's NUMERIC(10,2).
+            try createChinook(db, backend)
+            let c = PersistentContainer(database: db, models: chinookModels, createsSchema: false)
+            func names(_ request: Request<CTrack>) throws -> [String] {
+                try c.perform { ctx in try ctx.fetch(request, \.name) }
+            }
+            #expect(try names(CTrack.all.sort(\.price, ascending: false)) == ["Loose", "Put The Finger", "Rock", "Fast"])
+            #expect(try names(CTrack.all.sort(\.price)) == ["Fast", "Rock", "Put The Finger", "Loose"])
+            #expect(try names(CTrack.all.sort(\.price, ascending: false).limit(2)) == ["Loose", "Put The Finger"])
+            #expect(try names(CTrack.all.where(\CTrack.price >= Decimal(10)).sort(\.id)) == ["Put The Finger", "Loose"])
+            #expect(try names(CTrack.all.where(\CTrack.price > Decimal(string: "9.91")!).sort(\.id)) == ["Put The Finger", "Loose"])
+            #expect(try names(CTrack.all.where(\CTrack.price < Decimal(10)).sort(\.id)) == ["Rock", "Fast"])
+            #expect(try names(CTrack.all.where(\CTrack.price <= Decimal(string: "9.91")!).sort(\.id)) == ["Rock", "Fast"])
+            #expect(try names(CTrack.all.where(\CTrack.price == Decimal(10)).sort(\.id)) == ["Put The Finger"])
+            #expect(try names(CTrack.all.where(\CTrack.price != Decimal(10)).sort(\.id)) == ["Rock", "Fast", "Loose"])
+            #expect(try names(CTrack.all.where(\CTrack.price === [Decimal(10), Decimal(string: "8.94")!]).sort(\.id)) == ["Put The Finger", "Fast"])
+            #expect(try c.perform { ctx in try ctx.count(of: CTrack.all.where(\CTrack.price >= Decimal(10))) } == 2)
+            #expect(try c.perform { ctx in try ctx.fetch(CTrack.all.sort(\.id), \.price) }
+                == [Decimal(string: "9.91")!, Decimal(10), Decimal(string: "8.94")!, Decimal(string: "100.5")!])
+        }
+    }
 }
