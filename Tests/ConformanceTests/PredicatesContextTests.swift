@@ -122,6 +122,50 @@ struct PredicatesContextTests {
     }
 
     @Test(arguments: Backend.allCases)
+    func objectsOfARunningOuterPerformAreRefusedInANestedOne(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws -> Void in
+            let c = PersistentContainer(database: db, models: predicateModels)
+            try c.perform { (outer: ManagedObjectContext) throws -> Void in
+                let ann = try outer.insert(PAuthor(name: "Ann"))
+                let b1 = try outer.insert(PBook(title: "B1"))
+                try ann.books.add(b1)
+                // A nested perform (a savepoint of the outer one) has a context of its own.
+                expectWrongContext("inner delete of an outer object") {
+                    try c.perform { (inner: ManagedObjectContext) throws -> Void in try inner.delete(b1) }
+                }
+                expectWrongContext("inner set given an outer object") {
+                    try c.perform { (inner: ManagedObjectContext) throws -> Void in
+                        let bob = try inner.insert(PAuthor(name: "Bob"))
+                        try bob.books.add(b1)
+                    }
+                }
+                expectWrongContext("inner to-one given an outer object") {
+                    try c.perform { (inner: ManagedObjectContext) throws -> Void in
+                        let b2 = try inner.insert(PBook(title: "B2"))
+                        try b2.set(\.author, ann)
+                    }
+                }
+                expectWrongContext("set(value:context:) with the inner context") {
+                    try c.perform { (inner: ManagedObjectContext) throws -> Void in
+                        try b1.set(\.author, value: PAuthor(name: "New"), context: inner)
+                    }
+                }
+                expectWrongContext("delete(_:context:) with the inner context") {
+                    try c.perform { (inner: ManagedObjectContext) throws -> Void in try b1.delete(\.author, context: inner) }
+                }
+                expectWrongContext("a set's delete with the inner context") {
+                    try c.perform { (inner: ManagedObjectContext) throws -> Void in try ann.books.delete(b1, context: inner) }
+                }
+                // The outer objects still work in their own perform.
+                #expect(try b1.author?.decode(\.name) == "Ann")
+            }
+            let state = try libraryState(c)
+            #expect(state.authors == ["Ann"])
+            #expect(state.books == ["B1:Ann"])
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
     func toManySetsAreSequences(_ backend: Backend) throws {
         try withTestDatabase(backend) { db in
             let c = PersistentContainer(database: db, models: predicateModels)

@@ -165,6 +165,29 @@ struct POne: ManagedObjectConvertible {
     static let relations = Relations()
 }
 
+/// A one-to-one kept in the book's column, deleting the book deletes its cover.
+struct FBook: ManagedObjectConvertible {
+    var title = ""
+    static let entityName = "FBook"
+    static let attributes: Set<Attribute<FBook>> = [Attribute(\.title, "title")]
+    struct Relations: RelationSet {
+        let cover = ToOneRelation<FCover>("cover", inverse: "book", deleteRule: .cascade, column: "cover_pk")
+        var all: [RelationDeclaration] { [cover.declaration] }
+    }
+    static let relations = Relations()
+}
+
+struct FCover: ManagedObjectConvertible {
+    var color = ""
+    static let entityName = "FCover"
+    static let attributes: Set<Attribute<FCover>> = [Attribute(\.color, "color")]
+    struct Relations: RelationSet {
+        let book = ToOneRelation<FBook>("book", inverse: "cover")
+        var all: [RelationDeclaration] { [book.declaration] }
+    }
+    static let relations = Relations()
+}
+
 @Suite("Predicates: an existing schema, relations over foreign-key columns")
 struct PredicatesExistingSchemaTests {
     @Test(arguments: Backend.allCases)
@@ -278,6 +301,32 @@ struct PredicatesExistingSchemaTests {
             #expect(try column(db, "SELECT artist_pk FROM \"FAlbum\" ORDER BY \"Z_PK\"") == ["1", "1", "NULL"])
             try c.perform { ctx in try ctx.delete(FArtist.all) }
             #expect(try column(db, "SELECT artist_pk FROM \"FAlbum\" ORDER BY \"Z_PK\"") == ["NULL", "NULL", "NULL"])
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func oneToOneOverAColumnMovesAndCascades(_ backend: Backend) throws {
+        try withTestDatabase(backend) { db in
+            let c = PersistentContainer(database: db, models: [FBook.self, FCover.self])
+            try c.perform { ctx in
+                let b1 = try ctx.insert(FBook(title: "B1"))
+                let b2 = try ctx.insert(FBook(title: "B2"))
+                let red = try ctx.insert(FCover(color: "red"))
+                let blue = try ctx.insert(FCover(color: "blue"))
+                try b1.set(\.cover, red)
+                try b2.set(\.cover, red)          // one-to-one: red leaves B1
+                #expect(try b1.cover == nil)
+                try blue.set(\.book, b1)          // from the side without the column
+                #expect(try b1.cover?.decode(\.color) == "blue")
+                #expect(try red.book?.decode(\.title) == "B2")
+                #expect(try ctx.count(of: FBook.all.where(Query.any(FBook.self, \.cover, \FCover.color == "red"))) == 1)
+            }
+            #expect(try column(db, "SELECT cover_pk FROM \"FBook\" ORDER BY \"Z_PK\"") == ["2", "1"])
+            // Deleting B2 cascades to its cover; deleting the blue cover clears B1's column.
+            try c.perform { ctx in try ctx.delete(FBook.all.where(\FBook.title == "B2")) }
+            #expect(try column(db, "SELECT color FROM \"FCover\" ORDER BY \"Z_PK\"") == ["blue"])
+            try c.perform { ctx in try ctx.delete(FCover.all) }
+            #expect(try column(db, "SELECT cover_pk FROM \"FBook\" ORDER BY \"Z_PK\"") == ["NULL"])
         }
     }
 
