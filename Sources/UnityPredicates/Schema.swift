@@ -109,7 +109,8 @@ struct SchemaRegistry: Sendable {
                 if let inverse = r.inverse {
                     guard let back = relation(r.destinationEntity, inverse) else {
                         throw PredicatesError.invalidRelation(
-                            "\(name).\(r.name) names the inverse \(r.destinationEntity).\(inverse), which \(r.destinationEntity) does not declare")
+                            "\(name).\(r.name) names the inverse \(r.destinationEntity).\(inverse), which \(r.destinationEntity) does not declare: "
+                                + "declare it, and list it in the `all` of \(r.destinationEntity)'s RelationSet")
                     }
                     guard back.inverse == r.name, back.destinationEntity == name else {
                         throw PredicatesError.invalidRelation(

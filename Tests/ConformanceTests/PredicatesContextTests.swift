@@ -14,6 +14,29 @@ struct PForgetful: ManagedObjectConvertible, Equatable {
     static let relations = Relations()
 }
 
+/// A book whose `RelationSet` leaves its relation out of `all`, and its author.
+struct PHalfBook: ManagedObjectConvertible {
+    var title = ""
+    static let entityName = "PHalfBook"
+    static let attributes: Set<Attribute<PHalfBook>> = [Attribute(\.title, "title")]
+    struct Relations: RelationSet {
+        let author = ToOneRelation<PHalfAuthor>("author", inverse: "books")
+        var all: [RelationDeclaration] { [] }
+    }
+    static let relations = Relations()
+}
+
+struct PHalfAuthor: ManagedObjectConvertible {
+    var name = ""
+    static let entityName = "PHalfAuthor"
+    static let attributes: Set<Attribute<PHalfAuthor>> = [Attribute(\.name, "name")]
+    struct Relations: RelationSet {
+        let books = ToManyRelation<PHalfBook>("books", inverse: "author")
+        var all: [RelationDeclaration] { [books.declaration] }
+    }
+    static let relations = Relations()
+}
+
 /// Runs `body` and checks that it throws ``PredicatesError/wrongContext(_:)``.
 func expectWrongContext(_ what: String, sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) {
     do {
@@ -217,6 +240,14 @@ struct PredicatesContextTests {
                 }
                 #expect(throws: PredicatesError.self) { try c.createSchema() }
                 #expect(log.all.count == 2)
+            }
+            // A relation left out of `all`: the inverse that names it is refused, saying so.
+            do {
+                try PersistentContainer(database: db, models: [PHalfBook.self, PHalfAuthor.self]).createSchema()
+                Issue.record("createSchema did not throw")
+            } catch PredicatesError.invalidRelation(let message) {
+                #expect(message.contains("PHalfBook.author"))
+                #expect(message.contains("`all`"))
             }
             // Nothing was created.
             #expect(try Migrator(migrations: []).appliedMigrations(db).isEmpty)
