@@ -227,12 +227,25 @@ public final class ManagedObjectContext {
 
     /// Deletes every object the request matches in one statement and returns how many; as
     /// in Sworm, only for entities without relations (no delete rules to apply). Sort,
-    /// limit and offset are honoured through a subquery.
+    /// limit and offset are honoured through a subquery. Foreign-key columns of other models'
+    /// relations that point at the deleted rows are cleared first, one UPDATE each.
     @discardableResult
     public func batchDelete<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws -> Int
     where PlainObject.Relations == Void {
         try flush()
-        return try connection.execute(.delete(SQLDelete(from: PlainObject.entityName, where: try deleteCondition(request))))
+        let table = PlainObject.entityName
+        let incoming = registry.incomingForeignKeys(table)
+        if incoming.isEmpty {
+            return try connection.execute(.delete(SQLDelete(from: table, where: try deleteCondition(request))))
+        }
+        let keys = try request.select([.expression(.column(table, PlainObject.keyColumn), alias: nil)], dialect: dialect)
+        return try connection.transaction { conn in
+            for fk in incoming {
+                _ = try conn.execute(.update(SQLUpdate(fk.table, set: [SQLAssignment(fk.column, .literal(.null))],
+                                                       where: SQLExpression.column(fk.column).isIn(keys))))
+            }
+            return try conn.execute(.delete(SQLDelete(from: table, where: try deleteCondition(request))))
+        }
     }
 
     /// The request's condition for a DELETE: limit and offset through a subquery of keys.

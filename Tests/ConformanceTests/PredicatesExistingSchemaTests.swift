@@ -188,6 +188,28 @@ struct FCover: ManagedObjectConvertible {
     static let relations = Relations()
 }
 
+/// A model without relations, pointed at by another's foreign-key column (no inverse).
+struct FTag: ManagedObjectConvertible {
+    var id: Int64 = 0
+    var name = ""
+    static let entityName = "ftag"
+    static let keyColumn = "id"
+    static let attributes: Set<Attribute<FTag>> = [Attribute(\.id, "id"), Attribute(\.name, "name")]
+}
+
+struct FNote: ManagedObjectConvertible {
+    var id: Int64 = 0
+    var body = ""
+    static let entityName = "fnote"
+    static let keyColumn = "id"
+    static let attributes: Set<Attribute<FNote>> = [Attribute(\.id, "id"), Attribute(\.body, "body")]
+    struct Relations: RelationSet {
+        let tag = ToOneRelation<FTag>("tag", column: "tag_pk")
+        var all: [RelationDeclaration] { [tag.declaration] }
+    }
+    static let relations = Relations()
+}
+
 @Suite("Predicates: an existing schema, relations over foreign-key columns")
 struct PredicatesExistingSchemaTests {
     @Test(arguments: Backend.allCases)
@@ -327,6 +349,28 @@ struct PredicatesExistingSchemaTests {
             #expect(try column(db, "SELECT color FROM \"FCover\" ORDER BY \"Z_PK\"") == ["blue"])
             try c.perform { ctx in try ctx.delete(FCover.all) }
             #expect(try column(db, "SELECT cover_pk FROM \"FBook\" ORDER BY \"Z_PK\"") == ["NULL"])
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func deletingARowClearsTheColumnsThatPointAtIt(_ backend: Backend) throws {
+        try withTestDatabase(backend) { db in
+            // No foreign-key constraint: nothing in the database would clear the column.
+            try db.withConnection { conn in
+                for sql in ["CREATE TABLE ftag (id INTEGER PRIMARY KEY, name TEXT NOT NULL)",
+                            "CREATE TABLE fnote (id INTEGER PRIMARY KEY, body TEXT NOT NULL, tag_pk INTEGER)",
+                            "INSERT INTO ftag VALUES (1, 'a'), (2, 'b'), (3, 'c')",
+                            "INSERT INTO fnote VALUES (1, 'n1', 1), (2, 'n2', 2), (3, 'n3', 1), (4, 'n4', 3)"] {
+                    _ = try conn.execute(sql: sql)
+                }
+            }
+            let c = PersistentContainer(database: db, models: [FTag.self, FNote.self], createsSchema: false)
+            #expect(try c.perform { ctx in try ctx.fetch(FNote.all.where(Query.any(FNote.self, \.tag, \FTag.name == "a")).sort(\.id), \.id) } == [1, 3])
+            #expect(try c.perform { ctx in try ctx.batchDelete(FTag.all.where(\FTag.name == "a")) } == 1)
+            #expect(try column(db, "SELECT tag_pk FROM fnote ORDER BY id") == ["NULL", "2", "NULL", "3"])
+            try c.perform { ctx in try ctx.delete(FTag.all.where(\FTag.name == "b")) }
+            #expect(try column(db, "SELECT tag_pk FROM fnote ORDER BY id") == ["NULL", "NULL", "NULL", "3"])
+            #expect(try column(db, "SELECT name FROM ftag ORDER BY id") == ["c"])
         }
     }
 
