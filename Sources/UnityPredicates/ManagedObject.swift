@@ -6,7 +6,9 @@ import Foundation
 ///
 /// Changes are written when the context next runs a statement (a fetch, a count, a delete)
 /// and when `perform` ends; a unique attribute broken by them throws there and rolls the
-/// whole `perform` back. An object belongs to the `perform` that fetched or inserted it.
+/// whole `perform` back. An object belongs to the `perform` that fetched or inserted it: any
+/// use of it after that `perform` ended, or with another `perform`'s context, throws
+/// ``PredicatesError/wrongContext(_:)``.
 @dynamicMemberLookup
 public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     @usableFromInline let context: ManagedObjectContext
@@ -73,6 +75,7 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     /// The whole value, attribute by attribute.
     @inlinable
     public func decode() throws -> PlainObject {
+        if !context.isActive { throw PredicatesError.endedContext(PlainObject.entityName) }
         let values = self.values
         if values.isEmpty { return decoded }
         var object = PlainObject()
@@ -86,13 +89,10 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
 
     /// One attribute's value.
     public func decode<A: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, A>) throws -> A {
+        try context.checkActive(PlainObject.entityName)
         let index = try Self.index(of: keyPath)
         if values.isEmpty { return decoded[keyPath: keyPath] }
-        guard let value = A.decode(primitiveValue: values[index]) else {
-            throw PredicatesError.conversion(column: EntityDescription<PlainObject>.shared.attributes[index].name,
-                                             type: "\(A.self)", value: values[index])
-        }
-        return value
+        return try A.decode(databaseValue: values[index], column: EntityDescription<PlainObject>.shared.attributes[index].name)
     }
 
     /// Turns a decoded object into its attributes' values, before a change.
@@ -103,8 +103,10 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
     }
 
     /// Sets every attribute from `value`; written when the context next runs a statement.
+    /// - Throws: ``PredicatesError/wrongContext(_:)`` once the object's `perform` has ended.
     @discardableResult
-    public func encode(_ value: PlainObject) -> Self {
+    public func encode(_ value: PlainObject) throws -> Self {
+        try context.checkActive(PlainObject.entityName)
         let attributes = EntityDescription<PlainObject>.shared.attributes
         values = attributes.map { $0.encode(value) }
         for i in attributes.indices { changed.insert(i) }
@@ -112,19 +114,17 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
         return self
     }
 
-    /// Sets one attribute; written when the context next runs a statement. A key path that
-    /// is no attribute makes that next statement throw ``PredicatesError/unknownAttribute(entity:keyPath:)``.
+    /// Sets one attribute; written when the context next runs a statement.
+    /// - Throws: ``PredicatesError/unknownAttribute(entity:keyPath:)`` for a key path that is
+    ///   no attribute; ``PredicatesError/wrongContext(_:)`` once the object's `perform` has ended.
     @discardableResult
-    public func encode<A: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, A>, _ value: A) -> Self {
-        do {
-            let index = try Self.index(of: keyPath)
-            takeValues()
-            values[index] = value.encodePrimitiveValue()
-            changed.insert(index)
-            context.markChanged(self)
-        } catch {
-            context.pendingError = context.pendingError ?? error
-        }
+    public func encode<A: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, A>, _ value: A) throws -> Self {
+        try context.checkActive(PlainObject.entityName)
+        let index = try Self.index(of: keyPath)
+        takeValues()
+        values[index] = value.encodeDatabaseValue()
+        changed.insert(index)
+        context.markChanged(self)
         return self
     }
 
@@ -149,82 +149,4 @@ public final class ManagedObject<PlainObject: ManagedObjectConvertible> {
             where: .column(PlainObject.keyColumn).equals(.bind(.integer(primaryKey)))))
     }
 
-    // MARK: Relations
-
-    /// The object a to-one relation holds, or nil.
-    public subscript<D: ManagedObjectConvertible>(dynamicMember keyPath: KeyPath<PlainObject.Relations, ToOneRelation<D>>) -> ManagedObject<D>? {
-        get throws {
-            let link = LinkStorage(source: PlainObject.entityName, PlainObject.relations[keyPath: keyPath].declaration)
-            return try context.related(D.self, link: link, owner: primaryKey, ordered: false).first
-        }
-    }
-
-    /// Sets (or, with nil, clears) a to-one relation; the inverse follows.
-    public func set<D: ManagedObjectConvertible>(_ keyPath: KeyPath<PlainObject.Relations, ToOneRelation<D>>, _ object: ManagedObject<D>?) throws {
-        let declaration = PlainObject.relations[keyPath: keyPath].declaration
-        try context.link(source: PlainObject.entityName, declaration, owner: primaryKey, target: object?.primaryKey, replacing: true)
-    }
-
-    /// A to-many relation's set, to read and change.
-    public subscript<D: ManagedObjectConvertible>(dynamicMember keyPath: KeyPath<PlainObject.Relations, ToManyRelation<D>>) -> ManagedObjectSet<D> {
-        ManagedObjectSet(context: context, source: PlainObject.entityName,
-                         declaration: PlainObject.relations[keyPath: keyPath].declaration, owner: primaryKey)
-    }
-
-    /// An ordered to-many relation's list, to read and change.
-    public subscript<D: ManagedObjectConvertible>(dynamicMember keyPath: KeyPath<PlainObject.Relations, ToManyOrderedRelation<D>>) -> ManagedObjectOrderedSet<D> {
-        ManagedObjectOrderedSet(context: context, source: PlainObject.entityName,
-                                declaration: PlainObject.relations[keyPath: keyPath].declaration, owner: primaryKey)
-    }
-}
-
-/// The objects of a to-many relation. Adding or removing updates the inverse as well.
-public struct ManagedObjectSet<Destination: ManagedObjectConvertible> {
-    let context: ManagedObjectContext
-    let source: String
-    let declaration: RelationDeclaration
-    let owner: Int64
-
-    /// The related objects (in no particular order).
-    public func objects() throws -> [ManagedObject<Destination>] {
-        try context.related(Destination.self, link: LinkStorage(source: source, declaration), owner: owner, ordered: false)
-    }
-    /// How many objects the relation holds.
-    public func count() throws -> Int {
-        try context.relatedCount(link: LinkStorage(source: source, declaration), owner: owner)
-    }
-    /// Adds `object` (no-op when present). When the inverse is to-one, `object` leaves its
-    /// previous owner.
-    public func add(_ object: ManagedObject<Destination>) throws {
-        try context.link(source: source, declaration, owner: owner, target: object.primaryKey, replacing: false)
-    }
-    /// Removes `object` (no-op when absent).
-    public func remove(_ object: ManagedObject<Destination>) throws {
-        try context.unlink(link: LinkStorage(source: source, declaration), owner: owner, target: object.primaryKey)
-    }
-}
-
-/// The objects of an ordered to-many relation, in the order they were added.
-public struct ManagedObjectOrderedSet<Destination: ManagedObjectConvertible> {
-    let context: ManagedObjectContext
-    let source: String
-    let declaration: RelationDeclaration
-    let owner: Int64
-
-    /// The related objects in order.
-    public func objects() throws -> [ManagedObject<Destination>] {
-        try context.related(Destination.self, link: LinkStorage(source: source, declaration), owner: owner, ordered: true)
-    }
-    /// How many objects the relation holds.
-    public func count() throws -> Int {
-        try context.relatedCount(link: LinkStorage(source: source, declaration), owner: owner)
-    }
-    /// Appends `object` (no-op when present).
-    public func add(_ object: ManagedObject<Destination>) throws {
-        try context.link(source: source, declaration, owner: owner, target: object.primaryKey, replacing: false)
-    }
-    /// Removes `object`; the others keep their order.
-    public func remove(_ object: ManagedObject<Destination>) throws {
-        try context.unlink(link: LinkStorage(source: source, declaration), owner: owner, target: object.primaryKey)
-    }
 }

@@ -17,6 +17,13 @@ public final class ManagedObjectContext {
     /// INSERT text (rendered once per context from the AST) and the values bound to it.
     private var pendingInserts: [(sql: String, values: [DatabaseValue])] = []
     private var insertTexts: [ObjectIdentifier: String] = [:]
+    /// False once the `perform` that made this context has ended: every later use of the
+    /// context or of its objects throws ``PredicatesError/wrongContext(_:)``.
+    @usableFromInline var isActive = true
+    /// The relation sets handed out by this context, held weakly: those still alive when the
+    /// `perform` ends (kept by the caller) read their members then, so that iterating them
+    /// later yields what the relation held, never a silent empty set.
+    private var handedOutSets: [WeakSet] = []
 
     init(connection: Connection, registry: SchemaRegistry) {
         self.connection = connection
@@ -32,9 +39,43 @@ public final class ManagedObjectContext {
         }
     }
 
+    /// Throws ``PredicatesError/wrongContext(_:)`` once the `perform` has ended.
+    @inlinable
+    func checkActive(_ entity: String? = nil) throws {
+        guard isActive else { throw PredicatesError.endedContext(entity) }
+    }
+
+    /// Throws ``PredicatesError/wrongContext(_:)`` unless `object` belongs to this context
+    /// and the context's `perform` is still running.
+    func checkOwns<T>(_ object: ManagedObject<T>) throws {
+        try checkActive()
+        guard object.context === self else {
+            throw PredicatesError.wrongContext(
+                "this \(T.entityName) object belongs to another perform's context: fetch it again in this perform")
+        }
+        try object.context.checkActive(T.entityName)
+    }
+
+    /// Keeps a weak reference to `set` (see ``handedOutSets``).
+    func track(_ set: any RelationSnapshot) {
+        if handedOutSets.count >= 64 && handedOutSets.count.isMultiple(of: 64) {
+            handedOutSets.removeAll { $0.set == nil }
+        }
+        handedOutSets.append(WeakSet(set))
+    }
+
+    /// Reads the members of every relation set still held by the caller (the `perform` is
+    /// about to commit).
+    func snapshotHandedOutSets() throws {
+        let sets = handedOutSets
+        handedOutSets = []
+        for weak in sets { try weak.set?.takeSnapshot() }
+    }
+
     /// Writes every pending change (called before each statement and when `perform` ends).
     @usableFromInline
     func flush() throws {
+        try checkActive()
         if let error = pendingError {
             pendingError = nil
             throw error
@@ -69,6 +110,8 @@ public final class ManagedObjectContext {
 
     /// Drops pending work (the transaction is over).
     func end() {
+        isActive = false
+        handedOutSets = []
         changeOrder = []
         changedObjects = [:]
         pendingInserts = []
@@ -122,6 +165,7 @@ public final class ManagedObjectContext {
         let attributes = description.attributes
         let values = attributes.map { $0.encode(value) }
         if let keyIndex = description.keyAttributeIndex {
+            try checkActive()
             if let error = pendingError {
                 pendingError = nil
                 throw error
@@ -154,7 +198,9 @@ public final class ManagedObjectContext {
 
     /// Deletes `object`, applying its relations' delete rules (cascade, deny; nullify drops
     /// the links).
+    /// - Throws: ``PredicatesError/wrongContext(_:)`` for an object of another `perform`.
     public func delete<PlainObject: ManagedObjectConvertible>(_ object: ManagedObject<PlainObject>) throws {
+        try checkOwns(object)
         try flush()
         try connection.transaction { _ in
             var visited: Set<String> = []
@@ -165,7 +211,8 @@ public final class ManagedObjectContext {
     /// Deletes every object the request matches, one by one with their delete rules.
     public func delete<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws {
         try flush()
-        if registry.entities[PlainObject.entityName]?.relations.isEmpty ?? true {
+        if registry.entities[PlainObject.entityName]?.relations.isEmpty ?? true,
+           registry.incomingForeignKeys(PlainObject.entityName).isEmpty {
             // No delete rules to apply: one statement.
             _ = try connection.execute(.delete(SQLDelete(from: PlainObject.entityName, where: try deleteCondition(request))))
             return
@@ -180,12 +227,25 @@ public final class ManagedObjectContext {
 
     /// Deletes every object the request matches in one statement and returns how many; as
     /// in Sworm, only for entities without relations (no delete rules to apply). Sort,
-    /// limit and offset are honoured through a subquery.
+    /// limit and offset are honoured through a subquery. Foreign-key columns of other models'
+    /// relations that point at the deleted rows are cleared first, one UPDATE each.
     @discardableResult
     public func batchDelete<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws -> Int
     where PlainObject.Relations == Void {
         try flush()
-        return try connection.execute(.delete(SQLDelete(from: PlainObject.entityName, where: try deleteCondition(request))))
+        let table = PlainObject.entityName
+        let incoming = registry.incomingForeignKeys(table)
+        if incoming.isEmpty {
+            return try connection.execute(.delete(SQLDelete(from: table, where: try deleteCondition(request))))
+        }
+        let keys = try request.select([.expression(.column(table, PlainObject.keyColumn), alias: nil)], dialect: dialect)
+        return try connection.transaction { conn in
+            for fk in incoming {
+                _ = try conn.execute(.update(SQLUpdate(fk.table, set: [SQLAssignment(fk.column, .literal(.null))],
+                                                       where: SQLExpression.column(fk.column).isIn(keys))))
+            }
+            return try conn.execute(.delete(SQLDelete(from: table, where: try deleteCondition(request))))
+        }
     }
 
     /// The request's condition for a DELETE: limit and offset through a subquery of keys.
@@ -201,19 +261,25 @@ public final class ManagedObjectContext {
     private func deleteRow(entity: String, key: Int64, visited: inout Set<String>) throws {
         guard visited.insert("\(entity)#\(key)").inserted else { return }
         for r in registry.entities[entity]?.relations ?? [] {
-            let link = LinkStorage(source: entity, r)
+            let storage = registry.storage(source: entity, r)
             switch r.deleteRule {
             case .nullify:
-                continue // the link table's ON DELETE CASCADE drops the links
+                continue // a link table's ON DELETE CASCADE drops the links; columns below
             case .deny:
-                if try relatedCount(link: link, owner: key) > 0 {
+                if try relatedCount(storage, owner: key) > 0 {
                     throw PredicatesError.deleteDenied(entity: entity, relation: r.name)
                 }
             case .cascade:
-                for target in try relatedKeys(link: link, owner: key, ordered: false) {
+                for target in try relatedKeys(storage, owner: key, ordered: false) {
                     try deleteRow(entity: r.destinationEntity, key: target, visited: &visited)
                 }
             }
+        }
+        // Foreign-key columns that point at the row are cleared (the nullify rule), whatever
+        // the column's own ON DELETE says (a schema the flavor did not create may say nothing).
+        for fk in registry.incomingForeignKeys(entity) {
+            _ = try connection.execute(.update(SQLUpdate(fk.table, set: [SQLAssignment(fk.column, .literal(.null))],
+                                                         where: .column(fk.column).equals(.bind(.integer(key))))))
         }
         let keyColumn = registry.entities[entity]?.keyColumn ?? hiddenKeyColumn
         _ = try connection.execute(.delete(SQLDelete(from: entity, where: .column(keyColumn).equals(.bind(.integer(key))))))
@@ -244,10 +310,7 @@ public final class ManagedObjectContext {
         let select = try request.select([.expression(.column(PlainObject.entityName, attribute.name), alias: nil)], dialect: dialect)
         var result: [A] = []
         try connection.forEachRow(.select(select)) { row in
-            guard let value = A.decode(primitiveValue: row[0]) else {
-                throw PredicatesError.conversion(column: attribute.name, type: "\(A.self)", value: row[0])
-            }
-            result.append(value)
+            result.append(try A.decode(databaseValue: row[0], column: attribute.name))
         }
         return result
     }
@@ -297,28 +360,65 @@ public final class ManagedObjectContext {
 
     // MARK: Relations
 
-    func relatedKeys(link: LinkStorage, owner: Int64, ordered: Bool) throws -> [Int64] {
-        var select = SQLSelect(from: link.table).columns(.column(link.targetColumn))
-            .where(.column(link.ownerColumn).equals(.bind(.integer(owner))))
-        if ordered { select = select.orderBy(SQLOrdering(.column(link.positionColumn)), SQLOrdering(.column(link.targetColumn))) }
+    /// The keys of the objects `owner` is related to through `storage`.
+    func relatedKeys(_ storage: RelationStorage, owner: Int64, ordered: Bool) throws -> [Int64] {
+        let select: SQLSelect
+        switch storage {
+        case .link(let link):
+            var s = SQLSelect(from: link.table).columns(.column(link.targetColumn))
+                .where(.column(link.ownerColumn).equals(.bind(.integer(owner))))
+            if ordered { s = s.orderBy(SQLOrdering(.column(link.positionColumn)), SQLOrdering(.column(link.targetColumn))) }
+            select = s
+        case .foreignKey(let fk) where fk.ownerHoldsColumn:
+            select = SQLSelect(from: fk.table).columns(.column(fk.column))
+                .where(SQLExpression.column(fk.tableKey).equals(.bind(.integer(owner))) && .isNull(.column(fk.column), negated: true))
+        case .foreignKey(let fk):
+            select = SQLSelect(from: fk.table).columns(.column(fk.tableKey))
+                .where(.column(fk.column).equals(.bind(.integer(owner))))
+                .orderBy(SQLOrdering(.column(fk.tableKey)))
+        }
         return try connection.fetchAll(.select(select)).compactMap { Int64.fromDatabaseValue($0[0]) }
     }
 
-    func relatedCount(link: LinkStorage, owner: Int64) throws -> Int {
-        let select = SQLSelect(from: link.table).columns(.expression(.countAll))
-            .where(.column(link.ownerColumn).equals(.bind(.integer(owner))))
+    /// How many objects `owner` is related to through `storage`.
+    func relatedCount(_ storage: RelationStorage, owner: Int64) throws -> Int {
+        let select: SQLSelect
+        switch storage {
+        case .link(let link):
+            select = SQLSelect(from: link.table).columns(.expression(.countAll))
+                .where(.column(link.ownerColumn).equals(.bind(.integer(owner))))
+        case .foreignKey(let fk) where fk.ownerHoldsColumn:
+            select = SQLSelect(from: fk.table).columns(.expression(.countAll))
+                .where(SQLExpression.column(fk.tableKey).equals(.bind(.integer(owner))) && .isNull(.column(fk.column), negated: true))
+        case .foreignKey(let fk):
+            select = SQLSelect(from: fk.table).columns(.expression(.countAll))
+                .where(.column(fk.column).equals(.bind(.integer(owner))))
+        }
         guard let row = try connection.fetchOne(.select(select)), let n = Int64.fromDatabaseValue(row[0]) else { return 0 }
         return Int(n)
     }
 
-    func related<D: ManagedObjectConvertible>(_ type: D.Type, link: LinkStorage, owner: Int64, ordered: Bool) throws -> [ManagedObject<D>] {
+    /// The objects `owner` is related to through `storage`: in list order for an ordered
+    /// relation, else by key.
+    func related<D: ManagedObjectConvertible>(_ type: D.Type, _ storage: RelationStorage, owner: Int64, ordered: Bool) throws -> [ManagedObject<D>] {
         try flush()
         var select = SQLSelect(from: D.entityName).columns(EntityDescription<D>.shared.selectColumns)
-            .join(.inner, link.table, on: SQLExpression.column(link.table, link.targetColumn).equals(.column(D.entityName, D.keyColumn)))
-            .where(SQLExpression.column(link.table, link.ownerColumn).equals(.bind(.integer(owner))))
-        select = select.orderBy(
-            ordered ? SQLOrdering(.column(link.table, link.positionColumn)) : SQLOrdering(.column(D.entityName, D.keyColumn)),
-            SQLOrdering(.column(D.entityName, D.keyColumn)))
+        let key = SQLExpression.column(D.entityName, D.keyColumn)
+        switch storage {
+        case .link(let link):
+            select = select
+                .join(.inner, link.table, on: SQLExpression.column(link.table, link.targetColumn).equals(key))
+                .where(SQLExpression.column(link.table, link.ownerColumn).equals(.bind(.integer(owner))))
+            select = select.orderBy(
+                ordered ? SQLOrdering(.column(link.table, link.positionColumn)) : SQLOrdering(key), SQLOrdering(key))
+        case .foreignKey(let fk) where fk.ownerHoldsColumn:
+            let target = SQLSelect(from: fk.table).columns(.column(fk.column))
+                .where(.column(fk.tableKey).equals(.bind(.integer(owner))))
+            select = select.where(key.isIn(target)).orderBy(SQLOrdering(key))
+        case .foreignKey(let fk):
+            select = select.where(SQLExpression.column(D.entityName, fk.column).equals(.bind(.integer(owner))))
+                .orderBy(SQLOrdering(key))
+        }
         var result: [ManagedObject<D>] = []
         try forEachObject(select, EntityDescription<D>.shared) { result.append($0) }
         return result
@@ -326,28 +426,54 @@ public final class ManagedObjectContext {
 
     /// Links `owner` to `target` through relation `r` of `source`. `replacing` (a to-one
     /// set) first drops the owner's current link; a to-one inverse first drops the target's.
-    func link(source: String, _ r: RelationDeclaration, owner: Int64, target: Int64?, replacing: Bool) throws {
+    func link(source: String, _ r: RelationDeclaration, _ storage: RelationStorage, owner: Int64, target: Int64?, replacing: Bool) throws {
         try flush()
-        let link = LinkStorage(source: source, r)
         let inverseKind = registry.inverseKind(source: source, r)
-        try connection.transaction { conn in
-            let ownerIs = SQLExpression.column(link.ownerColumn).equals(.bind(.integer(owner)))
-            if replacing {
-                _ = try conn.execute(.delete(SQLDelete(from: link.table, where: ownerIs)))
+        switch storage {
+        case .link(let link):
+            try connection.transaction { conn in
+                let ownerIs = SQLExpression.column(link.ownerColumn).equals(.bind(.integer(owner)))
+                if replacing {
+                    _ = try conn.execute(.delete(SQLDelete(from: link.table, where: ownerIs)))
+                }
+                guard let target else { return }
+                let targetIs = SQLExpression.column(link.targetColumn).equals(.bind(.integer(target)))
+                let existing = SQLSelect(from: link.table).columns(.expression(.countAll)).where(ownerIs && targetIs)
+                if let row = try conn.fetchOne(.select(existing)), let n = Int64.fromDatabaseValue(row[0]), n > 0 { return }
+                if inverseKind == .toOne {
+                    _ = try conn.execute(.delete(SQLDelete(from: link.table, where: targetIs)))
+                }
+                let position = try nextPosition(conn, link.table, link.positionColumn, where: ownerIs)
+                let targetPosition = try nextPosition(conn, link.table, link.targetPositionColumn, where: targetIs)
+                _ = try conn.execute(.insert(SQLInsert(into: link.table, values: [
+                    link.ownerColumn: .integer(owner), link.targetColumn: .integer(target),
+                    link.positionColumn: .integer(position), link.targetPositionColumn: .integer(targetPosition),
+                ])))
             }
-            guard let target else { return }
-            let targetIs = SQLExpression.column(link.targetColumn).equals(.bind(.integer(target)))
-            let existing = SQLSelect(from: link.table).columns(.expression(.countAll)).where(ownerIs && targetIs)
-            if let row = try conn.fetchOne(.select(existing)), let n = Int64.fromDatabaseValue(row[0]), n > 0 { return }
-            if inverseKind == .toOne {
-                _ = try conn.execute(.delete(SQLDelete(from: link.table, where: targetIs)))
+        case .foreignKey(let fk) where fk.ownerHoldsColumn:
+            // The owner's own column holds the link: one UPDATE replaces it.
+            try connection.transaction { conn in
+                if let target, inverseKind == .toOne {
+                    // A one-to-one: the target leaves its previous owner.
+                    _ = try conn.execute(.update(SQLUpdate(fk.table, set: [SQLAssignment(fk.column, .literal(.null))], where:
+                        SQLExpression.column(fk.column).equals(.bind(.integer(target)))
+                            && SQLExpression.column(fk.tableKey).notEquals(.bind(.integer(owner))))))
+                }
+                _ = try conn.execute(.update(SQLUpdate(fk.table, set: [SQLAssignment(fk.column, .bind(target.map { .integer($0) } ?? .null))],
+                                                       where: .column(fk.tableKey).equals(.bind(.integer(owner))))))
             }
-            let position = try nextPosition(conn, link.table, link.positionColumn, where: ownerIs)
-            let targetPosition = try nextPosition(conn, link.table, link.targetPositionColumn, where: targetIs)
-            _ = try conn.execute(.insert(SQLInsert(into: link.table, values: [
-                link.ownerColumn: .integer(owner), link.targetColumn: .integer(target),
-                link.positionColumn: .integer(position), link.targetPositionColumn: .integer(targetPosition),
-            ])))
+        case .foreignKey(let fk):
+            // The target's column holds the link: setting it moves the target from its
+            // previous owner.
+            try connection.transaction { conn in
+                if replacing {
+                    _ = try conn.execute(.update(SQLUpdate(fk.table, set: [SQLAssignment(fk.column, .literal(.null))],
+                                                           where: .column(fk.column).equals(.bind(.integer(owner))))))
+                }
+                guard let target else { return }
+                _ = try conn.execute(.update(SQLUpdate(fk.table, set: [SQLAssignment(fk.column, .bind(.integer(owner)))],
+                                                       where: .column(fk.tableKey).equals(.bind(.integer(target))))))
+            }
         }
     }
 
@@ -357,10 +483,19 @@ public final class ManagedObjectContext {
         return current + 1
     }
 
-    func unlink(link: LinkStorage, owner: Int64, target: Int64) throws {
+    /// Drops the link between `owner` and `target` (nothing when they are not linked).
+    func unlink(_ storage: RelationStorage, owner: Int64, target: Int64) throws {
         try flush()
-        _ = try connection.execute(.delete(SQLDelete(from: link.table, where:
-            SQLExpression.column(link.ownerColumn).equals(.bind(.integer(owner)))
-                && SQLExpression.column(link.targetColumn).equals(.bind(.integer(target))))))
+        switch storage {
+        case .link(let link):
+            _ = try connection.execute(.delete(SQLDelete(from: link.table, where:
+                SQLExpression.column(link.ownerColumn).equals(.bind(.integer(owner)))
+                    && SQLExpression.column(link.targetColumn).equals(.bind(.integer(target))))))
+        case .foreignKey(let fk):
+            let (row, pointee) = fk.ownerHoldsColumn ? (owner, target) : (target, owner)
+            _ = try connection.execute(.update(SQLUpdate(fk.table, set: [SQLAssignment(fk.column, .literal(.null))], where:
+                SQLExpression.column(fk.tableKey).equals(.bind(.integer(row)))
+                    && SQLExpression.column(fk.column).equals(.bind(.integer(pointee))))))
+        }
     }
 }

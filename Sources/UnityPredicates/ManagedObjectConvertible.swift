@@ -99,25 +99,20 @@ public struct Attribute<PlainObject>: Hashable, @unchecked Sendable {
             // what building objects cost.
             self.encode = { object in
                 withUnsafeBytes(of: object) { raw in
-                    raw.load(fromByteOffset: offset, as: Value.self).encodePrimitiveValue()
+                    raw.load(fromByteOffset: offset, as: Value.self).encodeDatabaseValue()
                 }
             }
             self.decode = { object, value in
-                guard let decoded = Value.decode(primitiveValue: value) else {
-                    throw PredicatesError.conversion(column: name, type: "\(Value.self)", value: value)
-                }
+                let decoded = try Value.decode(databaseValue: value, column: name)
                 withUnsafeMutablePointer(to: &object) { pointer in
                     (UnsafeMutableRawPointer(pointer) + offset).assumingMemoryBound(to: Value.self).pointee = decoded
                 }
             }
         } else {
             // A class's property, or a key path through a computed property.
-            self.encode = { object in object[keyPath: path].encodePrimitiveValue() }
+            self.encode = { object in object[keyPath: path].encodeDatabaseValue() }
             self.decode = { object, value in
-                guard let decoded = Value.decode(primitiveValue: value) else {
-                    throw PredicatesError.conversion(column: name, type: "\(Value.self)", value: value)
-                }
-                object[keyPath: path] = decoded
+                object[keyPath: path] = try Value.decode(databaseValue: value, column: name)
             }
         }
     }
@@ -131,7 +126,7 @@ public struct Attribute<PlainObject>: Hashable, @unchecked Sendable {
 /// A stored property of a common type at its offset in a struct: what decoding a row writes
 /// there without a call through the attribute's closure (which cost a call and a retain of
 /// its context per attribute per row). Each case reads the value with the type's own core
-/// conversion, the one ``SupportedAttributeType/decode(primitiveValue:)`` uses, so both paths
+/// conversion, the one ``SupportedAttributeType/decode(databaseValue:column:)`` uses, so both paths
 /// agree.
 @usableFromInline
 enum StoredSlot: Sendable {
@@ -203,6 +198,9 @@ public enum PredicatesError: Error, CustomStringConvertible, Sendable {
     case unknownAttribute(entity: String, keyPath: String)
     /// A stored value that the attribute's Swift type cannot hold.
     case conversion(column: String, type: String, value: DatabaseValue)
+    /// A stored value that the attribute type's `decode(primitiveValue:)` refused, with the
+    /// error it threw.
+    case invalidValue(column: String, type: String, value: DatabaseValue, reason: String)
     /// A relation whose declaration is inconsistent (a missing inverse, a destination that is
     /// not among the container's models).
     case invalidRelation(String)
@@ -218,6 +216,8 @@ public enum PredicatesError: Error, CustomStringConvertible, Sendable {
             return "\(keyPath) is not an attribute of \(entity): add Attribute(\(keyPath), \"column\") to \(entity).attributes"
         case .conversion(let column, let type, let value):
             return "column \(column) holds \(value), which is not a \(type)"
+        case .invalidValue(let column, let type, let value, let reason):
+            return "column \(column) holds \(value), which \(type).decode(primitiveValue:) refused: \(reason)"
         case .invalidRelation(let message):
             return "invalid relation: \(message)"
         case .deleteDenied(let entity, let relation):
@@ -225,6 +225,13 @@ public enum PredicatesError: Error, CustomStringConvertible, Sendable {
         case .wrongContext(let message):
             return message
         }
+    }
+
+    /// The error for a context (or an object of it) used after its `perform` ended.
+    @usableFromInline
+    static func endedContext(_ entity: String?) -> PredicatesError {
+        .wrongContext("\(entity.map { "this \($0) object" } ?? "this context") was used after the perform that "
+            + "made it ended: use objects only inside their perform, and fetch them again in a new one")
     }
 }
 

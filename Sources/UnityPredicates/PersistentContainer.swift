@@ -13,7 +13,9 @@ import Foundation
 /// when it throws. The models' tables are created on first use (or by ``createSchema()``)
 /// through the core's migrator, once; a later change to a model is a migration you write.
 /// Every error a call throws (the database factory's included) is first given to
-/// `logError`, then rethrown.
+/// `logError`, then rethrown. Models whose relations do not fit together (a missing inverse,
+/// a `Relations` type that is no ``RelationSet``) make every call throw
+/// ``PredicatesError/invalidRelation(_:)``, naming the model.
 public final class PersistentContainer: Sendable {
     private let databaseFactory: @Sendable () throws -> Database
     private let registry: SchemaRegistry
@@ -56,6 +58,7 @@ public final class PersistentContainer: Sendable {
     @discardableResult
     public func createSchema() throws -> [String] {
         try logged {
+            if let problem = registry.problem { throw problem }
             let db = try databaseFactory()
             return try migrate(db)
         }
@@ -70,6 +73,7 @@ public final class PersistentContainer: Sendable {
     }
 
     private func ready() throws -> Database {
+        if let problem = registry.problem { throw problem }
         let db = try databaseFactory()
         if createsSchema, !migrated.withLock({ $0[ObjectIdentifier(db)]?.database === db }) {
             _ = try migrate(db)
@@ -88,6 +92,7 @@ public final class PersistentContainer: Sendable {
                 defer { context.end() }
                 let result = try action(context)
                 try context.flush()
+                try context.snapshotHandedOutSets()
                 return result
             }
         }
@@ -105,6 +110,7 @@ public final class PersistentContainer: Sendable {
                 defer { context.end() }
                 let result = try action(context)
                 try context.flush()
+                try context.snapshotHandedOutSets()
                 return result
             }
         } catch {

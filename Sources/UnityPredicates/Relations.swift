@@ -33,6 +33,19 @@ public struct RelationDeclaration: Sendable, Hashable {
     public let kind: RelationKind
     /// What deleting the owner does to the related objects.
     public let deleteRule: DeleteRule
+    /// For a to-one relation kept in a foreign-key column of the owner's own table, that
+    /// column's name; nil for a relation kept in a link table.
+    public let column: String?
+
+    init(name: String, destinationEntity: String, inverse: String?, kind: RelationKind, deleteRule: DeleteRule,
+         column: String? = nil) {
+        self.name = name
+        self.destinationEntity = destinationEntity
+        self.inverse = inverse
+        self.kind = kind
+        self.deleteRule = deleteRule
+        self.column = column
+    }
 }
 
 /// A to-one relation: `let author = ToOneRelation<Author>("author", inverse: "books")`.
@@ -41,9 +54,14 @@ public struct ToOneRelation<Destination: ManagedObjectConvertible>: Sendable {
     public let declaration: RelationDeclaration
     /// Declares a to-one relation named `name`, with the inverse relation's name on
     /// `Destination` (kept in step automatically) and a delete rule.
-    public init(_ name: String, inverse: String? = nil, deleteRule: DeleteRule = .nullify) {
+    ///
+    /// - Parameter column: the foreign-key column of this model's own table that holds the
+    ///   related object's key (as Core Data and most existing schemas store a to-one
+    ///   relation: `album.artist_id`); nil (the default) keeps the relation in a link table.
+    ///   The inverse, if any, is then read through the same column.
+    public init(_ name: String, inverse: String? = nil, deleteRule: DeleteRule = .nullify, column: String? = nil) {
         declaration = RelationDeclaration(name: name, destinationEntity: Destination.entityName, inverse: inverse,
-                                          kind: .toOne, deleteRule: deleteRule)
+                                          kind: .toOne, deleteRule: deleteRule, column: column)
     }
 }
 
@@ -72,7 +90,52 @@ public struct ToManyOrderedRelation<Destination: ManagedObjectConvertible>: Send
 }
 
 /// Where a relation (and its inverse: one storage for both, so they never disagree) is kept:
-/// a link table with one row per linked pair.
+/// a link table, or a foreign-key column of the to-one side's table.
+enum RelationStorage: Sendable, Hashable {
+    case link(LinkStorage)
+    case foreignKey(ForeignKeyStorage)
+
+    /// The storage of relation `r` declared on `source` (keyed by `sourceKey`), whose
+    /// destination is keyed by `destinationKey`; `inverse` is the inverse's declaration.
+    init(source: String, sourceKey: String, _ r: RelationDeclaration, destinationKey: String, inverse: RelationDeclaration?) {
+        if let column = r.column {
+            self = .foreignKey(ForeignKeyStorage(table: source, tableKey: sourceKey, column: column,
+                                                 referenced: r.destinationEntity, referencedKey: destinationKey,
+                                                 ownerHoldsColumn: true))
+        } else if let inverse, let column = inverse.column {
+            self = .foreignKey(ForeignKeyStorage(table: r.destinationEntity, tableKey: destinationKey, column: column,
+                                                 referenced: source, referencedKey: sourceKey, ownerHoldsColumn: false))
+        } else {
+            self = .link(LinkStorage(source: source, r))
+        }
+    }
+
+    /// The storage of `r`, declared on `Owner`, to `Destination`.
+    static func of<Owner: ManagedObjectConvertible, Destination: ManagedObjectConvertible>(
+        _ owner: Owner.Type, _ r: RelationDeclaration, _ destination: Destination.Type) -> RelationStorage {
+        let inverse = r.inverse.flatMap { name in Destination.relationDeclarations.first { $0.name == name } }
+        return RelationStorage(source: Owner.entityName, sourceKey: Owner.keyColumn, r,
+                               destinationKey: Destination.keyColumn, inverse: inverse)
+    }
+}
+
+/// A to-one relation kept in a foreign-key column: `table.column` holds the key of a row of
+/// `referenced`. Seen from the table that holds the column (`ownerHoldsColumn`), the
+/// relation is to-one; seen from the referenced side, it is its to-many (or to-one) inverse.
+struct ForeignKeyStorage: Sendable, Hashable {
+    /// The table holding the column, and its key column.
+    let table: String
+    let tableKey: String
+    /// The foreign-key column.
+    let column: String
+    /// The table the column points at, and its key column.
+    let referenced: String
+    let referencedKey: String
+    /// True when the relation is seen from `table` (the to-one side).
+    let ownerHoldsColumn: Bool
+}
+
+/// A relation kept in a link table with one row per linked pair.
 ///
 /// The two ends are ordered by `"Entity.relation"`; end A's objects are in `a_pk`, end B's in
 /// `b_pk`, and each end's ordered list position in `a_position` / `b_position`. A to-one end

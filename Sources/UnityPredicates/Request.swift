@@ -16,13 +16,16 @@ public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
         let ascending: Bool
         /// The attribute is optional: where its NULLs go must be said.
         let nullable: Bool
+        /// The attribute is stored as a Decimal: it sorts as a number whatever the column.
+        let decimal: Bool
 
         @usableFromInline
-        init(column: String?, keyPath: AnyKeyPath, ascending: Bool, nullable: Bool) {
+        init(column: String?, keyPath: AnyKeyPath, ascending: Bool, nullable: Bool, decimal: Bool) {
             self.column = column
             self.keyPath = keyPath
             self.ascending = ascending
             self.nullable = nullable
+            self.decimal = decimal
         }
     }
 
@@ -45,7 +48,7 @@ public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
     /// one): `where(raw: "price > ? AND name <> ?", 10, "x")`.
     public func `where`(raw sql: String, _ arguments: any SupportedAttributeType...) -> Request {
         var r = self
-        r.predicate = QueryPredicate(.raw(sql, arguments.map { $0.encodePrimitiveValue() }))
+        r.predicate = QueryPredicate(.raw(sql, arguments.map { $0.encodeDatabaseValue() }))
         return r
     }
 
@@ -55,7 +58,19 @@ public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
     where A.PrimitiveAttributeType: Comparable {
         var r = self
         r.sortTerms.append(SortTerm(column: PlainObject.columnName(keyPath), keyPath: keyPath, ascending: ascending,
-                                     nullable: A.isOptionalAttribute))
+                                     nullable: A.isOptionalAttribute,
+                                     decimal: A.PrimitiveAttributeType.self == Decimal.self || A.PrimitiveAttributeType.self == Decimal?.self))
+        return r
+    }
+
+    /// The request sorted by the optional attribute `keyPath` after its earlier sorts (nil
+    /// first when ascending, last when descending).
+    @inlinable
+    public func sort<A: SupportedAttributeType>(_ keyPath: KeyPath<PlainObject, A?>, ascending: Bool = true) -> Request
+    where A.PrimitiveAttributeType: Comparable {
+        var r = self
+        r.sortTerms.append(SortTerm(column: PlainObject.columnName(keyPath), keyPath: keyPath, ascending: ascending,
+                                     nullable: true, decimal: A.PrimitiveAttributeType.self == Decimal.self))
         return r
     }
 
@@ -93,8 +108,8 @@ public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
                 // needs it said. Only for an optional attribute: on PostgreSQL an ascending
                 // NULLS FIRST cannot walk a plain index, so a sorted, limited query over a
                 // non-optional indexed column would sort every matching row instead.
-                // (A Decimal sorts as a number through its column's collation on SQLite.)
-                let sorted = SQLExpression.column(table, column)
+                // A Decimal sorts as a number whatever its column's declared type.
+                let sorted: SQLExpression = term.decimal ? .decimal(.column(table, column)) : .column(table, column)
                 if term.nullable {
                     s.orderBy.append(term.ascending
                         ? SQLOrdering(sorted, .ascending, nulls: .first)

@@ -14,6 +14,9 @@ struct EntitySchema: Sendable {
     let columns: [ColumnSchema]
     let relations: [RelationDeclaration]
     let keyColumn: String
+    /// Set when the model's `Relations` type declares relations the schema cannot see (it
+    /// does not conform to ``RelationSet``): the type's name.
+    let unlistedRelations: String?
 }
 
 extension ManagedObjectConvertible {
@@ -24,7 +27,8 @@ extension ManagedObjectConvertible {
                 ColumnSchema(name: $0.name, type: $0.columnType, optional: $0.isOptional, unique: $0.isUnique)
             },
             relations: relationDeclarations,
-            keyColumn: keyColumn)
+            keyColumn: keyColumn,
+            unlistedRelations: (Relations.self == Void.self || relations is RelationSet) ? nil : String(reflecting: Relations.self))
     }
 }
 
@@ -33,15 +37,46 @@ struct SchemaRegistry: Sendable {
     let entities: [String: EntitySchema]
     let order: [String]
 
+    /// What ``validate()`` found wrong when the container was made, thrown by each of its calls.
+    private(set) var problem: PredicatesError?
+
     init(_ schemas: [EntitySchema]) {
         var map: [String: EntitySchema] = [:]
         for s in schemas { map[s.name] = s }
         entities = map
         order = schemas.map(\.name)
+        do {
+            try validate()
+        } catch let error as PredicatesError {
+            problem = error
+        } catch {
+            problem = .invalidRelation("\(error)")
+        }
     }
 
     func relation(_ entity: String, _ name: String) -> RelationDeclaration? {
         entities[entity]?.relations.first { $0.name == name }
+    }
+
+    /// Where relation `r` of `source` is kept.
+    func storage(source: String, _ r: RelationDeclaration) -> RelationStorage {
+        let inverse = r.inverse.flatMap { relation(r.destinationEntity, $0) }
+        return RelationStorage(source: source, sourceKey: entities[source]?.keyColumn ?? hiddenKeyColumn, r,
+                               destinationKey: entities[r.destinationEntity]?.keyColumn ?? hiddenKeyColumn, inverse: inverse)
+    }
+
+    /// Every foreign-key column (of a relation declared with `column:`) that points at
+    /// `entity`'s rows, each once.
+    func incomingForeignKeys(_ entity: String) -> [ForeignKeyStorage] {
+        var seen: Set<String> = []
+        var result: [ForeignKeyStorage] = []
+        for name in order {
+            for r in entities[name]?.relations ?? [] where r.column != nil && r.destinationEntity == entity {
+                guard case .foreignKey(let fk) = storage(source: name, r), seen.insert("\(fk.table).\(fk.column)").inserted else { continue }
+                result.append(fk)
+            }
+        }
+        return result
     }
 
     /// The shape of the other end of `r` (declared on `source`): its inverse's kind, or
@@ -55,7 +90,18 @@ struct SchemaRegistry: Sendable {
     func validate() throws {
         for name in order {
             guard let entity = entities[name] else { continue }
+            if let type = entity.unlistedRelations {
+                throw PredicatesError.invalidRelation(
+                    "\(name)'s relations type \(type) does not conform to RelationSet, so its relations cannot be "
+                        + "stored: declare it `struct Relations: RelationSet` and list every relation in its `all`")
+            }
+        }
+        for name in order {
+            guard let entity = entities[name] else { continue }
             for r in entity.relations {
+                if r.column != nil, r.kind != .toOne {
+                    throw PredicatesError.invalidRelation("\(name).\(r.name): only a to-one relation can be kept in a column")
+                }
                 guard entities[r.destinationEntity] != nil else {
                     throw PredicatesError.invalidRelation(
                         "\(name).\(r.name) points at \(r.destinationEntity), which is not among the container's models: add it")
@@ -63,7 +109,8 @@ struct SchemaRegistry: Sendable {
                 if let inverse = r.inverse {
                     guard let back = relation(r.destinationEntity, inverse) else {
                         throw PredicatesError.invalidRelation(
-                            "\(name).\(r.name) names the inverse \(r.destinationEntity).\(inverse), which \(r.destinationEntity) does not declare")
+                            "\(name).\(r.name) names the inverse \(r.destinationEntity).\(inverse), which \(r.destinationEntity) does not declare: "
+                                + "declare it, and list it in the `all` of \(r.destinationEntity)'s RelationSet")
                     }
                     guard back.inverse == r.name, back.destinationEntity == name else {
                         throw PredicatesError.invalidRelation(
@@ -71,6 +118,14 @@ struct SchemaRegistry: Sendable {
                     }
                     if back.name == r.name && r.destinationEntity == name {
                         throw PredicatesError.invalidRelation("\(name).\(r.name) cannot be its own inverse")
+                    }
+                    if r.column != nil, back.column != nil {
+                        throw PredicatesError.invalidRelation(
+                            "\(name).\(r.name) and \(r.destinationEntity).\(inverse) both name a column: name it on one side only")
+                    }
+                    if back.column != nil, r.kind == .orderedToMany {
+                        throw PredicatesError.invalidRelation(
+                            "\(name).\(r.name) is ordered, which needs a link table: drop the column of \(r.destinationEntity).\(inverse)")
                     }
                 }
             }
@@ -84,7 +139,22 @@ struct SchemaRegistry: Sendable {
         try validate()
         let isPostgres = dialect.name == SQLDialect.postgres.name
         var result: [Migration] = []
-        for name in order {
+        // Tables referenced by a foreign-key column come first (PostgreSQL checks a
+        // reference when the table is created); a reference back into a cycle gets no
+        // REFERENCES clause (the flavor keeps it consistent itself).
+        var created: Set<String> = []
+        var visiting: Set<String> = []
+        var tableOrder: [String] = []
+        func visit(_ name: String) {
+            guard !created.contains(name), visiting.insert(name).inserted, let entity = entities[name] else { return }
+            for r in entity.relations where r.column != nil && r.destinationEntity != name { visit(r.destinationEntity) }
+            visiting.remove(name)
+            created.insert(name)
+            tableOrder.append(name)
+        }
+        for name in order { visit(name) }
+        var made: Set<String> = []
+        for name in tableOrder {
             guard let entity = entities[name] else { continue }
             var columns: [SQLColumnDefinition] = []
             let ownKey = entity.columns.contains { $0.name == entity.keyColumn }
@@ -97,16 +167,30 @@ struct SchemaRegistry: Sendable {
                 columns.append(SQLColumnDefinition(c.name, type, primaryKey: isKey ? .plain : nil, notNull: !c.optional || isKey,
                                                    unique: c.unique && !isKey))
             }
+            var indexes: [SQLStatement] = []
+            for r in entity.relations {
+                guard let column = r.column, !columns.contains(where: { $0.name == column }) else { continue }
+                let destination = r.destinationEntity
+                let canReference = destination == name || made.contains(destination)
+                let unique = inverseKind(source: name, r) == .toOne
+                columns.append(SQLColumnDefinition(column, .int64, unique: unique, references: canReference
+                    ? SQLForeignKeyReference(destination, columns: [entities[destination]?.keyColumn ?? hiddenKeyColumn],
+                                             onDelete: .setNull)
+                    : nil))
+                if !unique {
+                    indexes.append(.createIndex(SQLCreateIndex("\(name)_\(column)", on: name, columns: [column], ifNotExists: true)))
+                }
+            }
+            made.insert(name)
             result.append(Migration("\(Migrator.flavorMigrationPrefix)predicates/create/\(name)", statements: [
                 .createTable(SQLCreateTable(name, ifNotExists: true, columns: columns)),
-            ]))
+            ] + indexes))
         }
         var seen: Set<String> = []
         for name in order {
             guard let entity = entities[name] else { continue }
             for r in entity.relations {
-                let link = LinkStorage(source: name, r)
-                guard seen.insert(link.table).inserted else { continue }
+                guard case .link(let link) = storage(source: name, r), seen.insert(link.table).inserted else { continue }
                 let mineKind = r.kind
                 let otherKind = inverseKind(source: name, r)
                 let aKind = link.ownerColumn == "a_pk" ? mineKind : otherKind

@@ -1,97 +1,145 @@
 @_exported import Unity
 import Foundation
 
-/// A Swift type that an ``Attribute`` can store in one column, through the core's value
-/// mapping (so every flavor reads what this one writes).
+/// A type the database stores as it is, through the core's value mapping: the base types
+/// (`Int`, `String`, `Decimal`, `Date`, …) and optionals of them. Every
+/// ``SupportedAttributeType`` is stored as one of these.
+public protocol PrimitiveAttribute: DatabaseValueConvertible, Sendable {}
+
+/// A Swift type that an ``Attribute`` can store in one column, shaped as Sworm's: it turns
+/// into a ``PrimitiveAttribute`` and back.
 ///
-/// `PrimitiveAttributeType` is what the database compares: the type itself for the base types,
-/// the raw value for a raw-value enum, the wrapped type's for an optional. Equality
-/// operators need it `Equatable`, ordering operators and sorts `Comparable`, checked by the
-/// compiler: so an enum sorts by its raw value even when the enum is not `Comparable`.
+/// `PrimitiveAttributeType` is also what the database compares: the type itself for the base
+/// types, the raw value for a raw-value enum, the wrapped type's (optional) for an optional.
+/// Equality operators need it `Equatable`, ordering operators and sorts `Comparable` (for an
+/// optional attribute, its wrapped type's), checked by the compiler: so an enum sorts by its
+/// raw value even when the enum is not `Comparable`.
 ///
-/// A `RawRepresentable` enum gets everything by declaring the conformance:
-/// `enum Kind: String, SupportedAttributeType { case a, b }`.
+/// A `RawRepresentable` enum gets everything by declaring the conformance
+/// (`enum Kind: String, SupportedAttributeType { case a, b }`); another type says how it is
+/// stored, and throws when a stored value cannot be one:
+///
+/// ```swift
+/// struct Version: SupportedAttributeType {
+///     var major = 0, minor = 0
+///     func encodePrimitiveValue() -> String { "\(major).\(minor)" }
+///     static func decode(primitiveValue: String) throws -> Version {
+///         let parts = primitiveValue.split(separator: ".").compactMap { Int($0) }
+///         guard parts.count == 2 else { throw AttributeError.badInput(primitiveValue) }
+///         return Version(major: parts[0], minor: parts[1])
+///     }
+/// }
+/// ```
+///
+/// A value that the database holds but `decode(primitiveValue:)` refuses makes the read throw
+/// ``PredicatesError/invalidValue(column:type:value:reason:)``, which names the column, the
+/// value and the error `decode` threw.
 public protocol SupportedAttributeType: Sendable {
-    /// The type the database compares and sorts.
-    associatedtype PrimitiveAttributeType
-    /// The value bound for this Swift value.
-    func encodePrimitiveValue() -> DatabaseValue
-    /// The Swift value for a stored value, or nil when it cannot represent one.
-    static func decode(primitiveValue: DatabaseValue) -> Self?
-    /// The abstract column type that stores it.
+    /// The stored (and compared) type.
+    associatedtype PrimitiveAttributeType: PrimitiveAttribute
+    /// The stored value for this Swift value.
+    func encodePrimitiveValue() -> PrimitiveAttributeType
+    /// The Swift value for a stored value; throws (any error: it is reported with the column
+    /// and the value) when the stored value cannot be one.
+    static func decode(primitiveValue: PrimitiveAttributeType) throws -> Self
+    /// The abstract column type that stores it (the primitive type's, by default).
     static var attributeColumnType: ColumnType { get }
     /// True for optionals: their column is nullable.
     static var isOptionalAttribute: Bool { get }
 }
 
 extension SupportedAttributeType {
+    /// The primitive type's column type.
+    public static var attributeColumnType: ColumnType { PrimitiveAttributeType.columnType }
     /// False, except for `Optional`.
     public static var isOptionalAttribute: Bool { false }
+
+    /// The database value bound for this Swift value.
+    @inlinable
+    public func encodeDatabaseValue() -> DatabaseValue { encodePrimitiveValue().databaseValue }
+
+    /// The Swift value for a database value read from `column`.
+    /// - Throws: ``PredicatesError/conversion(column:type:value:)`` when the value is no
+    ///   `PrimitiveAttributeType`; ``PredicatesError/invalidValue(column:type:value:reason:)``
+    ///   when ``decode(primitiveValue:)`` refuses it.
+    @inlinable
+    public static func decode(databaseValue: DatabaseValue, column: String) throws -> Self {
+        guard let primitive = PrimitiveAttributeType.fromDatabaseValue(databaseValue) else {
+            throw PredicatesError.conversion(column: column, type: "\(Self.self)", value: databaseValue)
+        }
+        do {
+            return try decode(primitiveValue: primitive)
+        } catch AttributeError.badInput {
+            throw PredicatesError.conversion(column: column, type: "\(Self.self)", value: databaseValue)
+        } catch {
+            throw PredicatesError.invalidValue(column: column, type: "\(Self.self)", value: databaseValue, reason: "\(error)")
+        }
+    }
 }
 
-/// The base types: the core's `DatabaseValueConvertible` mapping.
-public protocol CoreMappedAttributeType: SupportedAttributeType, DatabaseValueConvertible where PrimitiveAttributeType == Self {}
-
-extension CoreMappedAttributeType {
-    /// The core's database value.
-    @inlinable public func encodePrimitiveValue() -> DatabaseValue { databaseValue }
-    /// The core's conversion.
-    @inlinable public static func decode(primitiveValue: DatabaseValue) -> Self? { fromDatabaseValue(primitiveValue) }
-    /// The core's column type.
-    public static var attributeColumnType: ColumnType { columnType }
+extension SupportedAttributeType where Self: PrimitiveAttribute, PrimitiveAttributeType == Self {
+    /// Itself.
+    @inlinable public func encodePrimitiveValue() -> Self { self }
+    /// Itself.
+    @inlinable public static func decode(primitiveValue: Self) throws -> Self { primitiveValue }
 }
 
-extension Int: CoreMappedAttributeType {}
-extension Int64: CoreMappedAttributeType {}
-extension Int32: CoreMappedAttributeType {}
-extension Int16: CoreMappedAttributeType {}
-extension Int8: CoreMappedAttributeType {}
-extension UInt8: CoreMappedAttributeType {}
-extension UInt16: CoreMappedAttributeType {}
-extension UInt32: CoreMappedAttributeType {}
-extension Double: CoreMappedAttributeType {}
-extension Float: CoreMappedAttributeType {}
-extension Bool: CoreMappedAttributeType {}
-extension String: CoreMappedAttributeType {}
-extension Date: CoreMappedAttributeType {}
-extension UUID: CoreMappedAttributeType {}
-extension Decimal: CoreMappedAttributeType {}
-extension Data: CoreMappedAttributeType {}
+/// Sworm's error for a stored value that a type's `decode(primitiveValue:)` cannot take.
+public enum AttributeError: Error, CustomStringConvertible, @unchecked Sendable {
+    // @unchecked: as Sworm's, it carries the refused value as `Any?`; it is only read.
+    /// The value that could not be decoded.
+    case badInput(Any?)
+
+    /// What was refused.
+    public var description: String {
+        switch self {
+        case .badInput(let value): return "bad input: \(value.map { "\($0)" } ?? "nil")"
+        }
+    }
+}
+
+extension Int: PrimitiveAttribute, SupportedAttributeType {}
+extension Int64: PrimitiveAttribute, SupportedAttributeType {}
+extension Int32: PrimitiveAttribute, SupportedAttributeType {}
+extension Int16: PrimitiveAttribute, SupportedAttributeType {}
+extension Int8: PrimitiveAttribute, SupportedAttributeType {}
+extension UInt8: PrimitiveAttribute, SupportedAttributeType {}
+extension UInt16: PrimitiveAttribute, SupportedAttributeType {}
+extension UInt32: PrimitiveAttribute, SupportedAttributeType {}
+extension Double: PrimitiveAttribute, SupportedAttributeType {}
+extension Float: PrimitiveAttribute, SupportedAttributeType {}
+extension Bool: PrimitiveAttribute, SupportedAttributeType {}
+extension String: PrimitiveAttribute, SupportedAttributeType {}
+extension Date: PrimitiveAttribute, SupportedAttributeType {}
+extension UUID: PrimitiveAttribute, SupportedAttributeType {}
+extension Decimal: PrimitiveAttribute, SupportedAttributeType {}
+extension Data: PrimitiveAttribute, SupportedAttributeType {}
 
 extension URL: SupportedAttributeType {
-    /// URLs compare as their text.
-    public typealias PrimitiveAttributeType = String
-    /// The absolute string, as text.
+    /// The absolute string, as text: URLs compare as their text.
     @inlinable
-    public func encodePrimitiveValue() -> DatabaseValue { .text(absoluteString) }
-    /// Parsed from text; nil for text that is not a URL.
+    public func encodePrimitiveValue() -> String { absoluteString }
+    /// Parsed from text.
+    /// - Throws: ``AttributeError/badInput(_:)`` for text that is no URL.
     @inlinable
-    public static func decode(primitiveValue: DatabaseValue) -> URL? {
-        guard let text = String.fromDatabaseValue(primitiveValue) else { return nil }
-        return URL(string: text)
+    public static func decode(primitiveValue: String) throws -> URL {
+        guard let url = URL(string: primitiveValue) else { throw AttributeError.badInput(primitiveValue) }
+        return url
     }
-    /// Text.
-    public static var attributeColumnType: ColumnType { .text }
 }
+
+extension Optional: PrimitiveAttribute where Wrapped: PrimitiveAttribute {}
 
 // The conversions below are inlinable so that a model's attribute closures are compiled for
 // the concrete types: as generic code, each call looked up the wrapped type's metadata.
 extension Optional: SupportedAttributeType where Wrapped: SupportedAttributeType {
-    /// The wrapped type's.
-    public typealias PrimitiveAttributeType = Wrapped.PrimitiveAttributeType
-    /// NULL for nil.
+    /// NULL for nil, else the wrapped value's.
     @inlinable
-    public func encodePrimitiveValue() -> DatabaseValue {
-        switch self {
-        case .none: return .null
-        case .some(let value): return value.encodePrimitiveValue()
-        }
-    }
-    /// `.some(nil)` for NULL.
+    public func encodePrimitiveValue() -> Wrapped.PrimitiveAttributeType? { map { $0.encodePrimitiveValue() } }
+    /// nil for NULL, else the wrapped type's.
     @inlinable
-    public static func decode(primitiveValue: DatabaseValue) -> Wrapped?? {
-        if case .null = primitiveValue { return .some(nil) }
-        return Wrapped.decode(primitiveValue: primitiveValue).map { .some($0) }
+    public static func decode(primitiveValue: Wrapped.PrimitiveAttributeType?) throws -> Wrapped? {
+        try primitiveValue.map { try Wrapped.decode(primitiveValue: $0) }
     }
     /// The wrapped type's.
     public static var attributeColumnType: ColumnType { Wrapped.attributeColumnType }
@@ -100,15 +148,16 @@ extension Optional: SupportedAttributeType where Wrapped: SupportedAttributeType
 }
 
 extension SupportedAttributeType where Self: RawRepresentable, RawValue: SupportedAttributeType {
-    /// The raw value's primitive: an enum compares and sorts by its raw value.
-    public typealias PrimitiveAttributeType = RawValue.PrimitiveAttributeType
-    /// Its raw value's.
+    /// Its raw value's: an enum compares and sorts by its raw value.
     @inlinable
-    public func encodePrimitiveValue() -> DatabaseValue { rawValue.encodePrimitiveValue() }
-    /// Through the raw value; nil for a raw value with no case.
+    public func encodePrimitiveValue() -> RawValue.PrimitiveAttributeType { rawValue.encodePrimitiveValue() }
+    /// Through the raw value.
+    /// - Throws: ``AttributeError/badInput(_:)`` for a raw value with no case.
     @inlinable
-    public static func decode(primitiveValue: DatabaseValue) -> Self? {
-        RawValue.decode(primitiveValue: primitiveValue).flatMap { Self(rawValue: $0) }
+    public static func decode(primitiveValue: RawValue.PrimitiveAttributeType) throws -> Self {
+        let raw = try RawValue.decode(primitiveValue: primitiveValue)
+        guard let value = Self(rawValue: raw) else { throw AttributeError.badInput(raw) }
+        return value
     }
     /// The raw value's.
     public static var attributeColumnType: ColumnType { RawValue.attributeColumnType }

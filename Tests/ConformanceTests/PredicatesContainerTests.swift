@@ -61,11 +61,11 @@ struct PredicatesContainerTests {
             #expect(try container.perform { ctx in try ctx.fetchOne(T.all.where(\T.amount == 9), \.name) } == nil)
             try container.perform { ctx in
                 let two = try #require(try ctx.fetchOne(T.all.where(\T.amount == 2)))
-                two.encode(\.name, "deux")
+                try two.encode(\.name, "deux")
                 // The change is visible to the next fetch in the same perform.
                 #expect(try ctx.fetch(T.all.where(\T.name == "deux")).count == 1)
                 let three = try #require(try ctx.fetchOne(T.all.where(\T.amount == 3)))
-                three.encode(T(marker: "z", amount: 30, name: "trente"))
+                try three.encode(T(marker: "z", amount: 30, name: "trente"))
             }
             #expect(try container.perform { ctx in try ctx.fetch(T.all.sort(\.amount)).map { try $0.decode() } } == [
                 T(marker: "a", amount: 1, name: "one"), T(marker: "b", amount: 2, name: "deux"), T(marker: "z", amount: 30, name: "trente"),
@@ -95,11 +95,11 @@ struct PredicatesContainerTests {
                 let seven = try #require(try ctx.fetchOne(T.all))
                 #expect(try seven.decode() == T(marker: "a", amount: 7, name: "seven"))
                 #expect(try seven.decode(\.amount) == 7)
-                seven.encode(\.name, "sept")
+                try seven.encode(\.name, "sept")
                 #expect(try seven.decode() == T(marker: "a", amount: 7, name: "sept"))
                 #expect(try seven.decode(\.name) == "sept")
                 #expect(try seven.decode(\.marker) == "a")
-                seven.encode(\.amount, 70)
+                try seven.encode(\.amount, 70)
                 #expect(try seven.decode() == T(marker: "a", amount: 70, name: "sept"))
             }
             #expect(try container.perform { ctx in try ctx.fetch(T.all).map { try $0.decode() } } == [T(marker: "a", amount: 70, name: "sept")])
@@ -146,7 +146,7 @@ struct PredicatesContainerTests {
                 #expect(try objects[1].decode(\.name) == "bad")
                 #expect(throws: PredicatesError.self) { try objects[1].decode(\.kind) }
                 // Setting a valid value makes the object whole again.
-                objects[1].encode(\.kind, .mid)
+                try objects[1].encode(\.kind, .mid)
                 #expect(try objects[1].decode().kind == .mid)
             }
             #expect(try container.perform { ctx in try ctx.fetch(PItem.all.sort(\.id), \.kind) } == [.alpha, .mid, .mid])
@@ -182,7 +182,7 @@ struct PredicatesContainerTests {
             #expect(throws: DatabaseError.self) {
                 try container.perform { ctx in
                     let other = try ctx.insert(PItem(id: 2, name: "second"))
-                    other.encode(\.id, 1)
+                    try other.encode(\.id, 1)
                 }
             }
             #expect(try container.perform { ctx in try ctx.fetch(PItem.all, \.id) } == [1])
@@ -202,7 +202,7 @@ struct PredicatesContainerTests {
                 for i in 1...5 { _ = try ctx.insert(PKeyed(id: Int64(i), label: "l\(i)", score: i == 3 ? nil : Double(i))) }
                 // Batched inserts are written before the next statement.
                 #expect(try ctx.count(of: PKeyed.all) == 5)
-                for object in try ctx.fetch(PKeyed.all.where(\PKeyed.id <= 2)) { object.encode(\.label, "changed") }
+                for object in try ctx.fetch(PKeyed.all.where(\PKeyed.id <= 2)) { try object.encode(\.label, "changed") }
             }
             var streamed: [PKeyed] = []
             try c.perform { ctx in try ctx.forEach(PKeyed.all.sort(\.id)) { streamed.append(try $0.decode()) } }
@@ -241,10 +241,10 @@ struct PredicatesContainerTests {
                 #expect(try keyed.map { try $0.decode() } == [
                     PKeyed(id: 10, label: "l1", score: 1), PKeyed(id: 20, label: "l2", score: 2), PKeyed(id: 30, label: "l3", score: 3),
                 ])
-                keyed[1].encode(\.label, "changed")
+                try keyed[1].encode(\.label, "changed")
                 let hidden = try ctx.fetch(T.all.sort(\.amount))
                 #expect(try hidden.map { try $0.decode().name } == ["b1", "b2", "b3"])
-                hidden[2].encode(\.name, "changed")
+                try hidden[2].encode(\.name, "changed")
             }
             let selects = captured.value.filter { $0.contains("SELECT") && !$0.contains("COUNT") }
             let keyedSelect = try #require(selects.first { $0.contains("PKeyed") })
@@ -278,7 +278,7 @@ struct PredicatesContainerTests {
                         // The context works between two objects: a fetch, an insert, a change.
                         #expect(try ctx.count(of: PKeyed.all.where(\PKeyed.id <= value.id)) == Int(value.id))
                         _ = try ctx.insert(T(marker: "seen", amount: Int(value.id), name: value.label))
-                        object.encode(\.label, "visited")
+                        try object.encode(\.label, "visited")
                     }
                 }
             }

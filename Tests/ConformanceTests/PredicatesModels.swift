@@ -139,3 +139,31 @@ struct PNested: ManagedObjectConvertible, Equatable {
         Attribute(\.inner.label, "label"), Attribute(\.inner.size, "size"), Attribute(\.doubled, "doubled"),
     ]
 }
+
+/// A custom attribute type written as for Sworm: stored as text, refusing text it cannot parse.
+struct PVersion: SupportedAttributeType, Equatable {
+    struct Malformed: Error, CustomStringConvertible {
+        let text: String
+        var description: String { "'\(text)' is not major.minor" }
+    }
+    var major = 0
+    var minor = 0
+    func encodePrimitiveValue() -> String { "\(major).\(minor)" }
+    static func decode(primitiveValue: String) throws -> PVersion {
+        if primitiveValue == "bad-input" { throw AttributeError.badInput(primitiveValue) }
+        let parts = primitiveValue.split(separator: ".").compactMap { Int($0) }
+        guard parts.count == 2 else { throw Malformed(text: primitiveValue) }
+        return PVersion(major: parts[0], minor: parts[1])
+    }
+}
+
+struct PVersioned: ManagedObjectConvertible, Equatable {
+    var id = 0
+    var version = PVersion()
+    var previous: PVersion?
+    static let entityName = "PVersioned"
+    static let keyColumn = "id"
+    static let attributes: Set<Attribute<PVersioned>> = [
+        Attribute(\.id, "id"), Attribute(\.version, "version"), Attribute(\.previous, "previous"),
+    ]
+}

@@ -146,6 +146,11 @@ struct PredicatesOperatorTests {
             try Self.expectEqual({ try names(Query.beginsWith(\PItem.name, "é")) }, ["ÉCOLE", "école"])
             try Self.expectEqual({ try names(Query.beginsWith(\PItem.name, "e")) }, ["ÉCOLE", "école"])
             try Self.expectEqual({ try names(Query.endsWith(\PItem.name, "OLE")) }, ["ÉCOLE", "école"])
+            // Each operator anchors where it says.
+            try Self.expectEqual({ try names(Query.endsWith(\PItem.name, "E")) }, ["Café", "ÉCOLE", "école", "100% sure", "straße"])
+            try Self.expectEqual({ try names(Query.beginsWith(\PItem.name, "E")) }, ["ÉCOLE", "école"])
+            try Self.expectEqual({ try names(Query.contains(\PItem.name, "E")) }, ["Café", "ÉCOLE", "école", "Ωmega", "ωmega", "100% sure", "straße"])
+            try Self.expectEqual({ try names(Query.matches(\PItem.name, "ecole")) }, ["ÉCOLE", "école"])
             try Self.expectEqual({ try names(Query.beginsWith(\PItem.name, "Ω")) }, ["Ωmega", "ωmega"])
             try Self.expectEqual({ try names(Query.contains(\PItem.name, "ЯРОС")) }, ["Ярослав", "ярослав"])
             try Self.expectEqual({ try names(Query.beginsWith(\PItem.name, "angst")) }, ["Ǻngström"])
@@ -232,7 +237,7 @@ struct PredicatesOperatorTests {
             // Changing one attribute of a fetched class object writes it.
             try c.perform { ctx in
                 let first = try #require(try ctx.fetchOne(PClassItem.all.where(\PClassItem.id == 1)))
-                first.encode(\.name, "renamed")
+                try first.encode(\.name, "renamed")
             }
             #expect(try c.perform { ctx in try ctx.fetch(PClassItem.all.sort(\.id), \.name) } == ["renamed", "class 2", "class 3"])
         }

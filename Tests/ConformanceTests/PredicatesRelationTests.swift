@@ -51,13 +51,18 @@ struct PredicatesRelationTests {
             try c.perform { ctx in
                 let ann = try ctx.insert(PAuthor(name: "Ann"))
                 let books = try ["Zed", "Alpha", "Mid", "Beta"].map { try ctx.insert(PBook(title: $0)) }
-                for b in books { try ann.favorites.add(b) }
-                try ann.favorites.remove(books[2])
+                // Added in an order that is neither the keys' nor the titles'.
+                for i in [2, 0, 3, 1] { try ann.favorites.add(books[i]) }
+                try ann.favorites.remove(books[3])
             }
             let order = try c.perform { ctx in
                 try ctx.fetchOne(PAuthor.all)?.favorites.objects().map { try $0.decode(\.title) }
             }
-            #expect(order == ["Zed", "Alpha", "Beta"])
+            #expect(order == ["Mid", "Zed", "Alpha"])
+            let iterated = try c.perform { ctx in
+                try #require(try ctx.fetchOne(PAuthor.all)).favorites.map { try $0.decode(\.title) }
+            }
+            #expect(iterated == ["Mid", "Zed", "Alpha"])
         }
     }
 
@@ -130,6 +135,12 @@ struct PredicatesRelationTests {
                 try ctx.fetch(PBook.all.where(!Query.any(PBook.self, \.author, "1 = 1")), \.title)
             }
             #expect(orphans == ["Orphan"])
+            // The @count of a to-many relation, over the link table's columns as the README
+            // writes it ("PAuthor.books" sorts first: the author is in a_pk).
+            let prolific = try c.perform { ctx in
+                try ctx.fetch(PAuthor.all.where("(SELECT COUNT(*) FROM \"PAuthor_books_PBook_author\" l WHERE l.a_pk = \"PAuthor\".\"Z_PK\") > 1"), \.name)
+            }
+            #expect(prolific == ["Ann"])
         }
     }
 

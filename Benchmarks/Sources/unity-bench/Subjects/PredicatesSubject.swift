@@ -122,7 +122,7 @@ final class PredicatesSession: BenchSession {
                 let objects = try ctx.fetch(BenchItem.all.where(\BenchItem.id <= Int64(rows)).sort(\.id))
                 guard objects.count == records.count else { throw BenchError("predicates: \(objects.count) records to update") }
                 for (object, record) in zip(objects, records) {
-                    object.encode(BenchItem(record))
+                    try object.encode(BenchItem(record))
                     checksum.add(record)
                 }
                 return checksum
