@@ -46,6 +46,36 @@ struct ValueEdgeTests {
         }
     }
 
+    /// Any non-zero integer reads as `true` (SQLite's own rule, and C's), zero as `false`.
+    @Test(arguments: Backend.allCases)
+    func booleansFromIntegers(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            let row = try #require(try db.read { try $0.fetchOne(sql: "SELECT 2 AS two, -1 AS minus, 1 AS one, 0 AS zero") })
+            #expect(try row.decode(Bool.self, column: "two") == true)
+            #expect(try row.decode(Bool.self, column: "minus") == true)
+            #expect(try row.decode(Bool.self, column: "one") == true)
+            #expect(try row.decode(Bool.self, column: "zero") == false)
+        }
+    }
+
+    /// A date is kept to the nearest microsecond, on both backends: 0.6 µs after an instant
+    /// is stored as 1 µs after it, 0.4 µs as the instant itself (never truncated).
+    @Test(arguments: Backend.allCases)
+    func datesRoundToTheNearestMicrosecond(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            try makeTable(db, [SQLColumnDefinition("d", .date)])
+            let base = 700_000_000.0   // 2023-03-07 20:26:40 UTC
+            try db.write { conn in
+                try conn.execute(.insert(SQLInsert(into: "edge", values: ["id": .integer(1), "d": .date(Date(timeIntervalSinceReferenceDate: base + 0.0000006))])))
+                try conn.execute(.insert(SQLInsert(into: "edge", values: ["id": .integer(2), "d": .date(Date(timeIntervalSinceReferenceDate: base + 0.0000004))])))
+            }
+            let up = try #require(try db.read { try $0.fetchValue(Date.self, sql: "SELECT d FROM edge WHERE id = 1") })
+            let down = try #require(try db.read { try $0.fetchValue(Date.self, sql: "SELECT d FROM edge WHERE id = 2") })
+            #expect(DateText.microsecondsSinceReferenceDate(up) == 700_000_000_000_001)
+            #expect(DateText.microsecondsSinceReferenceDate(down) == 700_000_000_000_000)
+        }
+    }
+
     static let year10000 = Date(timeIntervalSinceReferenceDate: 2_921_574 * 86_400)
     static let lastMicroOf9999 = Date(timeIntervalSinceReferenceDate: 252_423_993_599.5)
     static let year1 = Date(timeIntervalSinceReferenceDate: -730_485 * 86_400)
