@@ -1,4 +1,5 @@
 import Foundation
+import Unity
 
 /// `database` as a store that keeps write dates, if it is one. An ``ObservableDatabase``
 /// wrapping such a store is one too: its dated writes go to the store and are announced.
@@ -196,6 +197,9 @@ public final class RequestProcessor: ModelMapping {
             return try sql.withPrefetchedInstances(model: model, range: range) { try body() }
         } catch let error as StateError {
             throw error
+        } catch let error as DatabaseError {
+            // The store's own error, kept typed (a constraint, a lost connection, ...).
+            throw .store(error)
         } catch {
             throw .decodingFailed(error: String(describing: error))
         }
@@ -357,6 +361,9 @@ public final class UpdateConsumer: ModelMapping {
             try database.transaction { try body() }
         } catch let error as StateError {
             throw error
+        } catch let error as DatabaseError {
+            // The store's own error, kept typed (a constraint, a lost connection, ...).
+            throw .store(error)
         } catch {
             throw .decodingFailed(error: String(describing: error))
         }
