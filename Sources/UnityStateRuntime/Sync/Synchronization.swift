@@ -309,6 +309,27 @@ public final class UpdateConsumer: ModelMapping {
         return update.next
     }
 
+    /// Applies any update message from the remote side (instance statuses, one instance, or
+    /// a page of a model's updates), as its kind says; returns where the next page starts for
+    /// a model update, nil otherwise. Throws ``StateError/invalidDataSupplied`` for anything
+    /// that is not an update message.
+    @discardableResult
+    public func apply(data: Data) throws(StateError) -> InstanceKey? {
+        let kind: MessageKind
+        do {
+            kind = try coder.decoder.decode(EnvelopeKind.self, from: data).kind
+        } catch {
+            throw .invalidDataSupplied
+        }
+        switch kind {
+        case .instanceStatusUpdate: try apply(instanceUpdates: data)
+        case .instanceUpdate: try apply(instanceUpdate: data)
+        case .modelUpdate: return try apply(modelUpdate: data)
+        default: throw .invalidDataSupplied
+        }
+        return nil
+    }
+
     /// The command encoded for the remote ``RequestProcessor/process(command:)``: its
     /// instance, its id and each argument encoded with the encoder.
     public func encode(command: CommandRequest) throws(StateError) -> Data {
