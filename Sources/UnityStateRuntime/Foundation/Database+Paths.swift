@@ -28,14 +28,6 @@ extension Database {
     }
 }
 
-extension TimestampedDatabase {
-
-    /// The value at `path` with its write time, as a `type`.
-    public func get<Value: DatabaseValue>(_ path: Path, of type: Value.Type) -> Timestamped<Value>? {
-        get(path)
-    }
-}
-
 extension HistoryDatabase {
 
     /// The value one property of one instance held at `date` (the current value when nil),
