@@ -150,4 +150,23 @@ import UnityState
         #expect(person.age == 5)
         #expect(String(describing: db.get(Path(model: 1, instance: 1, property: 3), of: String?.self)) == "Optional(nil)")
     }
+
+    /// Statuses and values keep their exact write dates through a sync (the client's own
+    /// clock, stopped at the reference date, would date anything sent without one).
+    @Test(arguments: StateHistoryStore.allCases)
+    func syncKeepsExactDates(_ store: StateHistoryStore) throws {
+        let instant = Date(timeIntervalSinceReferenceDate: 800_000_000.000_000_9)
+        let clock = StateFidelityTests.DateClock(instant)
+        let fixture = try store.make(clock: { clock.read() })
+        defer { fixture.tearDown() }
+        try Person.create(in: fixture.database, id: 1, name: "dated")
+        let server = RequestProcessor(database: fixture.database, encoder: JSONEncoder(), decoder: JSONDecoder(), modelMap: Self.modelMap)
+        let clientDB = InMemoryHistoryDatabase(clock: { Date(timeIntervalSinceReferenceDate: 0) })
+        let client = UpdateConsumer(database: clientDB, encoder: JSONEncoder(), decoder: JSONDecoder(), modelMap: Self.modelMap)
+        try client.apply(instanceUpdates: try server.process(instanceStatusRequest: try client.instanceStatusRequest(for: Person.self)))
+        #expect((clientDB.get(Path(model: 1, instance: 1)) as Timestamped<InstanceStatus>?) == Timestamped(value: .created, date: instant))
+        try client.apply(modelUpdate: try server.process(modelUpdateRequest: try client.modelUpdateRequest(for: Person.self)))
+        #expect((clientDB.get(Path(model: 1, instance: 1)) as Timestamped<InstanceStatus>?) == Timestamped(value: .created, date: instant))
+        #expect((clientDB.get(Path(model: 1, instance: 1, property: 1)) as Timestamped<String>?) == Timestamped(value: "dated", date: instant))
+    }
 }
