@@ -168,5 +168,16 @@ import UnityState
         try client.apply(modelUpdate: try server.process(modelUpdateRequest: try client.modelUpdateRequest(for: Person.self)))
         #expect((clientDB.get(Path(model: 1, instance: 1)) as Timestamped<InstanceStatus>?) == Timestamped(value: .created, date: instant))
         #expect((clientDB.get(Path(model: 1, instance: 1, property: 1)) as Timestamped<String>?) == Timestamped(value: "dated", date: instant))
+
+        // A model update alone brings each instance with its status and that status's date.
+        let deletedAt = Date(timeIntervalSinceReferenceDate: 800_000_001.000_000_7)
+        clock.set(deletedAt)
+        try Person.create(in: fixture.database, id: 2, name: "gone").delete()
+        let freshDB = InMemoryHistoryDatabase(clock: { Date(timeIntervalSinceReferenceDate: 0) })
+        let fresh = UpdateConsumer(database: freshDB, encoder: JSONEncoder(), decoder: JSONDecoder(), modelMap: Self.modelMap)
+        try fresh.apply(modelUpdate: try server.process(modelUpdateRequest: try fresh.modelUpdateRequest(for: Person.self)))
+        #expect((freshDB.get(Path(model: 1, instance: 1)) as Timestamped<InstanceStatus>?) == Timestamped(value: .created, date: instant))
+        #expect((freshDB.get(Path(model: 1, instance: 2)) as Timestamped<InstanceStatus>?) == Timestamped(value: .deleted, date: deletedAt))
+        #expect(freshDB.all(of: Person.self).map(\.id) == [1])
     }
 }
