@@ -9,6 +9,15 @@ public protocol DatabaseCache: AnyObject {
     func store<Value: DatabaseValue>(_ value: Value?, at path: Path)
     /// Forgets every cached value.
     func removeAll()
+    /// Forgets the value cached at `path` (the default forgets every value).
+    func removeValue(at path: Path)
+}
+
+extension DatabaseCache {
+    /// Forgets every value: a cache that cannot forget one path forgets them all.
+    public func removeValue(at path: Path) {
+        removeAll()
+    }
 }
 
 /// A cache of at most `maxCount` values; when full, it evicts a fraction of them (the least
@@ -59,6 +68,12 @@ public final class MaximumCountCache: DatabaseCache, @unchecked Sendable {
     public func removeAll() {
         lock.lock()
         entries.removeAll()
+        lock.unlock()
+    }
+
+    public func removeValue(at path: Path) {
+        lock.lock()
+        entries[path] = nil
         lock.unlock()
     }
 

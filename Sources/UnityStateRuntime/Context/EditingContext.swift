@@ -27,6 +27,8 @@ public class EditingContext: Database {
 
     var edits: [Path: PendingEdit] = [:]
     var editedStatuses: [ModelKey: [InstanceKey: InstanceStatus]] = [:]
+    /// Edits of values other than statuses at status paths (stored beside the status).
+    var otherAtStatusPaths: [Path: PendingEdit] = [:]
 
     /// A context on `database` (see ``Database/createEditingContext()``).
     public init(database: any Database) {
@@ -34,10 +36,10 @@ public class EditingContext: Database {
     }
 
     /// Whether the context holds edits not yet committed.
-    public var hasChanges: Bool { !edits.isEmpty }
+    public var hasChanges: Bool { !edits.isEmpty || !otherAtStatusPaths.isEmpty }
 
     /// The paths the context has edited, in path order.
-    public var changedPaths: [Path] { edits.keys.sorted() }
+    public var changedPaths: [Path] { Set(edits.keys).union(otherAtStatusPaths.keys).sorted() }
 
     /// Reads the value from the database (a ``HistoryEditingContext`` reads its snapshot).
     func baseValue<Value: DatabaseValue>(_ path: Path) -> Value? {
@@ -50,24 +52,30 @@ public class EditingContext: Database {
     }
 
     public func get<Value: DatabaseValue>(_ path: Path) -> Value? {
-        if let edit = edits[path] {
+        let other = path.isInstanceStatus && Value.self != InstanceStatus.self
+        if let edit = other ? otherAtStatusPaths[path] : edits[path] {
             return (edit.value as? StoredValue<Value>)?.value
         }
         return baseValue(path)
     }
 
     public func set<Value: DatabaseValue>(_ value: Value, for path: Path) {
-        if path.isInstanceStatus {
-            guard let status = value as? InstanceStatus else { return }
-            editedStatuses[path.model, default: [:]][path.instance] = status
-        }
-        edits[path] = PendingEdit(value: StoredValue(value)) { target in
+        let edit = PendingEdit(value: StoredValue(value)) { target in
             if let timestamped = target.timestamped, let date = target.date {
                 timestamped.set(value, for: path, at: date)
             } else {
                 target.database.set(value, for: path)
             }
         }
+        if path.isInstanceStatus {
+            // Another value at a status path is kept beside the status, as the stores keep it.
+            guard Value.self == InstanceStatus.self, let status = value as? InstanceStatus else {
+                otherAtStatusPaths[path] = edit
+                return
+            }
+            editedStatuses[path.model, default: [:]][path.instance] = status
+        }
+        edits[path] = edit
     }
 
     public func all<T>(model: ModelKey, where predicate: (InstanceKey, InstanceStatus) -> T?) -> [T] {
@@ -87,12 +95,12 @@ public class EditingContext: Database {
     @discardableResult
     public func commitChanges() throws -> [Path] {
         // Each path is written once, so the order does not matter (no sort of every path).
-        let pending = edits
+        let pending = Array(edits.values) + Array(otherAtStatusPaths.values)
         let date = commitDate
         let target = CommitTarget(database: database, timestamped: date == nil ? nil : datedView(of: database),
                                   date: date)
         try database.transaction {
-            for edit in pending.values { edit.write(target) }
+            for edit in pending { edit.write(target) }
         }
         discardChanges()
         return []
@@ -102,6 +110,7 @@ public class EditingContext: Database {
     public func discardChanges() {
         edits.removeAll()
         editedStatuses.removeAll()
+        otherAtStatusPaths.removeAll()
     }
 }
 

@@ -24,21 +24,22 @@ public final class InMemoryDatabase: Database, @unchecked Sendable {
     public func get<Value: DatabaseValue>(_ path: Path) -> Value? {
         lock.lock()
         defer { lock.unlock() }
-        if path.isInstanceStatus {
+        if path.isInstanceStatus, Value.self == InstanceStatus.self {
             return statuses[path.model]?[path.instance] as? Value
         }
+        // Any other value at a status path is kept apart from the status (as SQLiteStateDB).
         return (values[path] as? StoredValue<Value>)?.value
     }
 
     public func set<Value: DatabaseValue>(_ value: Value, for path: Path) {
         lock.lock()
         defer { lock.unlock() }
-        if path.isInstanceStatus {
-            // A status path holds only statuses; anything else would hide the instance.
-            guard let status = value as? InstanceStatus else { return }
+        if path.isInstanceStatus, Value.self == InstanceStatus.self, let status = value as? InstanceStatus {
             statuses[path.model, default: [:]][path.instance] = status
             return
         }
+        // Any other value at a status path is stored beside the status, which it leaves as it
+        // is (as SQLiteStateDB does), and read back as its own type.
         values[path] = StoredValue(value)
     }
 

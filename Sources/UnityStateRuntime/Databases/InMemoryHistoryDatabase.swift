@@ -7,6 +7,9 @@ public final class InMemoryHistoryDatabase: HistoryDatabase, @unchecked Sendable
     private let lock = NSLock()
     /// Each path's writes, oldest first.
     private var history: [Path: [(date: Date, value: AnyObject)]] = [:]
+    /// The writes of values other than statuses at status paths (kept apart from the statuses,
+    /// as SQLiteStateDB does), oldest first.
+    private var otherAtStatusPaths: [Path: [(date: Date, value: AnyObject)]] = [:]
     /// The instances of each model that have a status (to list them without a scan).
     private var instances: [ModelKey: Set<InstanceKey>] = [:]
     /// Where "now" comes from (a test may fix it).
@@ -18,10 +21,10 @@ public final class InMemoryHistoryDatabase: HistoryDatabase, @unchecked Sendable
     }
 
     /// The latest write to `path` made at or before `date` (the latest of all when nil).
-    private func entry(_ path: Path, at date: Date?) -> (date: Date, value: AnyObject)? {
+    private func entry(_ path: Path, at date: Date?, status: Bool = true) -> (date: Date, value: AnyObject)? {
         lock.lock()
         defer { lock.unlock() }
-        guard let writes = history[path] else { return nil }
+        guard let writes = path.isInstanceStatus && !status ? otherAtStatusPaths[path] : history[path] else { return nil }
         guard let date else { return writes.last }
         // Binary search: the first write after `date`; the one before it is the answer.
         var low = 0, high = writes.count
@@ -33,7 +36,7 @@ public final class InMemoryHistoryDatabase: HistoryDatabase, @unchecked Sendable
     }
 
     public func get<Value: DatabaseValue>(_ path: Path, at date: Date?) -> Timestamped<Value>? {
-        guard let found = entry(path, at: date), let stored = found.value as? StoredValue<Value> else { return nil }
+        guard let found = entry(path, at: date, status: Value.self == InstanceStatus.self), let stored = found.value as? StoredValue<Value> else { return nil }
         return Timestamped(value: stored.value, date: found.date)
     }
 
@@ -47,15 +50,19 @@ public final class InMemoryHistoryDatabase: HistoryDatabase, @unchecked Sendable
     }
 
     public func set<Value: DatabaseValue>(_ value: Value, for path: Path, at date: Date?) {
-        if path.isInstanceStatus, !(value is InstanceStatus) { return }
         let when = date ?? clock()
+        let other = path.isInstanceStatus && Value.self != InstanceStatus.self
         lock.lock()
         defer { lock.unlock() }
-        var writes = history[path] ?? []
+        var writes = (other ? otherAtStatusPaths[path] : history[path]) ?? []
         // Keep date order; a write with the date of an existing one comes after it.
         var index = writes.count
         while index > 0, writes[index - 1].date > when { index -= 1 }
         writes.insert((when, StoredValue(value)), at: index)
+        if other {
+            otherAtStatusPaths[path] = writes
+            return
+        }
         history[path] = writes
         if path.isInstanceStatus { instances[path.model, default: []].insert(path.instance) }
     }
@@ -86,13 +93,13 @@ public final class InMemoryHistoryDatabase: HistoryDatabase, @unchecked Sendable
     /// Applies `body`'s writes, or, when it throws, removes every write it made.
     public func transaction<R>(_ body: () throws -> R) throws -> R {
         lock.lock()
-        let saved = (history, instances)
+        let saved = (history, otherAtStatusPaths, instances)
         lock.unlock()
         do {
             return try body()
         } catch {
             lock.lock()
-            (history, instances) = saved
+            (history, otherAtStatusPaths, instances) = saved
             lock.unlock()
             throw error
         }

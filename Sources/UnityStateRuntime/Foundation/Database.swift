@@ -7,8 +7,8 @@ import Foundation
 /// The same model code runs on every conforming database: `InMemoryDatabase`, the history and
 /// cached databases, editing contexts, and the SQL stores on SQLite and PostgreSQL.
 ///
-/// A file that imports both `UnityState` and `Unity` names this protocol `UnityState.Database`
-/// (the core's connection type is `Unity.Database`).
+/// A file that imports both `UnityState` and the core (`Unity` or a driver) names this
+/// protocol ``StateDatabase`` (the core's database is also called `Database`).
 ///
 /// `get` and `set` do not throw, as in StateModel, because model properties read and write
 /// through them. Stores that can fail (the SQL stores) report a failed write through their own
@@ -100,3 +100,13 @@ public protocol HistoryDatabase: TimestampedDatabase {
         where predicate: (_ instance: InstanceKey, _ status: InstanceStatus, _ date: Date) -> T?
     ) -> [T]
 }
+
+/// The state flavor's ``Database`` protocol, by a name that the core does not use: write
+/// `any StateDatabase` in a file that imports both `UnityState` and `Unity` (or a driver),
+/// where `Database` alone is ambiguous.
+public typealias StateDatabase = Database
+
+/// The state flavor's ``DatabaseValue`` (any `Codable` value), by a name that the core does
+/// not use: write `StateDatabaseValue` in a file that also imports `Unity`, where
+/// `DatabaseValue` alone names two types.
+public typealias StateDatabaseValue = DatabaseValue

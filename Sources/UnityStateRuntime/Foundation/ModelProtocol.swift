@@ -1,9 +1,12 @@
 /// A model class whose properties live in a ``Database`` under paths.
 ///
+/// Two objects of a model are equal, and hash alike, when they have the same ``id`` (as in
+/// StateModel), whatever database they read.
+///
 /// `@Model(id:)` writes the conformance: the `id`, the database reference, the `PropertyId`
 /// enum, `init(database:id:)`, the property visitor and the command dispatch. Writing it by
 /// hand is allowed, as in StateModel.
-public protocol ModelProtocol: AnyObject {
+public protocol ModelProtocol: AnyObject, Hashable {
 
     /// The ids of the model's stored properties, one case per `@Property`, `@Reference` and
     /// `@ReferenceList`.
@@ -57,6 +60,12 @@ public protocol ModelProtocol: AnyObject {
 }
 
 extension ModelProtocol {
+
+    /// Equal ids: the same instance (the database is not compared).
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.id == rhs.id }
+
+    /// Hashes the id.
+    public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 
     public func observationAccess(_ property: PropertyKey) {}
 

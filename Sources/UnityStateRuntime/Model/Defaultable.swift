@@ -19,6 +19,10 @@ extension UInt32: Defaultable { public static var `default`: UInt32 { 0 } }
 extension UInt64: Defaultable { public static var `default`: UInt64 { 0 } }
 extension Double: Defaultable { public static var `default`: Double { 0 } }
 extension Float: Defaultable { public static var `default`: Float { 0 } }
+#if !((os(macOS) || targetEnvironment(macCatalyst)) && arch(x86_64))
+// Float16 does not exist on Intel Macs.
+extension Float16: Defaultable { public static var `default`: Float16 { 0 } }
+#endif
 extension Bool: Defaultable { public static var `default`: Bool { false } }
 extension String: Defaultable { public static var `default`: String { "" } }
 extension Data: Defaultable { public static var `default`: Data { Data() } }

@@ -49,17 +49,20 @@ final class PendingWrites {
                  to: &instanceRows, index: &instanceIndex)
     }
 
-    /// Buffers a value (its columns from ``StoredValueCodec``) written at `when`; a status path
-    /// goes only to the history. `history`: the store keeps one.
-    func addValue(_ path: Path, columns: StoredValueCodec.Columns, when: Double, history: Bool) {
-        if !path.isInstanceStatus {
-            let row = Self.valueRow(path, columns: columns, when: when)
+    /// Buffers a value (its columns from ``StoredValueCodec``) written at `when`. `isStatus`:
+    /// an instance status (at a status path), which goes to the instances table (see
+    /// ``addInstance(model:instance:status:when:)``) and here only to the history. Another
+    /// value at a status path is a value like any other; its history row's kind is stored as
+    /// `-1 - kind`, so that the history of the statuses stays apart from it. `history`: the
+    /// store keeps one.
+    func addValue(_ path: Path, columns: StoredValueCodec.Columns, when: Double, history: Bool, isStatus: Bool = false) {
+        var row = Self.valueRow(path, columns: columns, when: when)
+        if !isStatus {
             Self.add(row, at: Key(model: path.model, instance: path.instance, property: path.property),
                      width: Self.valueWidth, to: &valueRows, index: &valueIndex)
-            if history { appendHistory(row, path) }
-        } else if history {
-            appendHistory(Self.valueRow(path, columns: columns, when: when), path)
+            if path.isInstanceStatus { row[3] = .integer(-1 - columns.kind.rawValue) }
         }
+        if history { appendHistory(row, path) }
     }
 
     private func appendHistory(_ row: [SQLValue], _ path: Path) {

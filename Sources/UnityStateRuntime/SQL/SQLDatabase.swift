@@ -218,8 +218,11 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
     static let valueColumnNames = ["kind", "int_value", "real_value", "text_value", "blob_value", "written_at"]
 
     /// Decodes the value columns of `row` starting at `offset` (kind first, written_at last).
-    final func decodeValue<Value>(_ type: Value.Type, row: Row, offset: Int = 0) -> Timestamped<Value>? {
-        guard case .integer(let kind) = row[offset],
+    /// `marked`: the kind is stored as `-1 - kind` (a history row of a value other than a
+    /// status at a status path, see ``PendingWrites/addValue(_:columns:when:history:isStatus:)``).
+    final func decodeValue<Value>(_ type: Value.Type, row: Row, offset: Int = 0, marked: Bool = false) -> Timestamped<Value>? {
+        guard case .integer(let stored) = row[offset],
+              case let kind = marked ? -1 - stored : stored,
               let value = codec.decode(Value.self, kind: kind, integer: row[offset + 1], real: row[offset + 2],
                                        text: row[offset + 3], blob: row[offset + 4]),
               let date = Self.date(row[offset + 5]) else { return nil }
@@ -247,7 +250,8 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
     }
 
     public final func get<Value: DatabaseValue>(_ path: Path) -> Timestamped<Value>? {
-        if path.isInstanceStatus {
+        // A status is in the instances table; any other value at a status path is a value.
+        if path.isInstanceStatus, Value.self == InstanceStatus.self {
             guard let status = readStatus(model: path.model, instance: path.instance),
                   let value = status.value as? Value else { return nil }
             return Timestamped(value: value, date: status.date)
@@ -345,13 +349,13 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
             // The writes of one transaction share its date, taken when it began.
             let when = date?.timeIntervalSinceReferenceDate ?? buffer?.date ?? clock().timeIntervalSinceReferenceDate
             let rows = buffer ?? PendingWrites(date: nil)
-            if path.isInstanceStatus {
-                guard let status = value as? InstanceStatus else {
-                    throw StateError.valueCodingFailed(path: path, error: "an instance status path holds only InstanceStatus values")
-                }
+            // A status goes to the instances table; any other value at a status path is stored
+            // beside it as a value (as SQLiteStateDB does), leaving the status as it is.
+            let status = path.isInstanceStatus && Value.self == InstanceStatus.self ? value as? InstanceStatus : nil
+            if let status {
                 rows.addInstance(model: path.model, instance: path.instance, status: Int64(status.rawValue), when: when)
             }
-            rows.addValue(path, columns: try codec.encode(value), when: when, history: keepsHistory)
+            rows.addValue(path, columns: try codec.encode(value), when: when, history: keepsHistory, isStatus: status != nil)
             if buffer != nil { return }
             let plan = try rows.plan(templates: templates, history: keepsHistory)
             if plan.count == 1, plan[0].bindingSets.count == 1 {
@@ -595,17 +599,25 @@ public final class SQLHistoryDatabase: SQLDatabase, HistoryDatabase, @unchecked 
 
     public func get<Value: DatabaseValue>(_ path: Path, at date: Date?) -> Timestamped<Value>? {
         guard let date else { return get(path) }
+        // At a status path the statuses and the other values (their kind marked negative) are
+        // two histories.
+        let status = Value.self == InstanceStatus.self
+        let marked = path.isInstanceStatus && !status
+        var conditions: [SQLExpression] = [
+            SQLExpression.column("model").equals(Int64(path.model)),
+            SQLExpression.column("instance").equals(Int64(path.instance)),
+            SQLExpression.column("property").equals(Int64(path.property)),
+            .binary(.column("written_at"), .lessOrEqual, .bind(.double(date.timeIntervalSinceReferenceDate))),
+        ]
+        if path.isInstanceStatus {
+            conditions.append(.binary(.column("kind"), marked ? .less : .greaterOrEqual, .bind(.integer(0))))
+        }
         let select = SQLSelect(from: Self.historyTable)
             .columns(Self.valueColumnNames.map { .expression(.column($0), alias: nil) })
-            .where(.and([
-                SQLExpression.column("model").equals(Int64(path.model)),
-                SQLExpression.column("instance").equals(Int64(path.instance)),
-                SQLExpression.column("property").equals(Int64(path.property)),
-                .binary(.column("written_at"), .lessOrEqual, .bind(.double(date.timeIntervalSinceReferenceDate))),
-            ]))
+            .where(.and(conditions))
             .orderBy(SQLOrdering(.column("written_at"), .descending), SQLOrdering(.column("seq"), .descending))
             .limit(1)
-        if path.isInstanceStatus {
+        if path.isInstanceStatus, status {
             // Statuses are kept in the history like any value (kind 1).
             return read(path) { conn in
                 guard let row = try conn.fetchOne(.select(select)),
@@ -615,7 +627,7 @@ public final class SQLHistoryDatabase: SQLDatabase, HistoryDatabase, @unchecked 
             }
         }
         return read(path) { conn in
-            try conn.fetchOne(.select(select)).flatMap { decodeValue(Value.self, row: $0) }
+            try conn.fetchOne(.select(select)).flatMap { decodeValue(Value.self, row: $0, marked: marked) }
         }
     }
 
@@ -626,6 +638,7 @@ public final class SQLHistoryDatabase: SQLDatabase, HistoryDatabase, @unchecked 
             .where(.and([
                 SQLExpression.column("model").equals(Int64(model)),
                 SQLExpression.column("property").equals(Int64(PropertyKey.instanceId)),
+                .binary(.column("kind"), .greaterOrEqual, .bind(.integer(0))),
                 .binary(.column("written_at"), .lessOrEqual, .bind(.double(date.timeIntervalSinceReferenceDate))),
             ]))
             .orderBy(SQLOrdering(.column("instance")), SQLOrdering(.column("written_at")), SQLOrdering(.column("seq")))

@@ -12,7 +12,7 @@ typealias SQLValue = Unity.DatabaseValue
 /// | 1 integer | `Int`, `Int8`…`Int64`, `UInt8`…`UInt32`, `InstanceStatus` | `int_value` |
 /// | 2 unsigned | `UInt`, `UInt64` (the bit pattern, so `UInt64.max` is exact in a signed BIGINT) | `int_value` |
 /// | 3 boolean | `Bool` | `int_value` (0 / 1) |
-/// | 4 real | `Double`, `Float` (widened exactly) | `real_value` |
+/// | 4 real | `Double`, `Float`, `Float16` (widened exactly) | `real_value` |
 /// | 5 text | `String` | `text_value` |
 /// | 6 bytes | `Data` | `blob_value` |
 /// | 7 date | `Date` (its `timeIntervalSinceReferenceDate`, the value a `Date` holds, every bit kept) | `real_value` |
@@ -73,6 +73,9 @@ struct StoredValueCodec {
         case let v as Bool: return Columns(kind: .boolean, integer: .integer(v ? 1 : 0))
         case let v as Double: return Columns(kind: .real, real: .double(v))
         case let v as Float: return Columns(kind: .real, real: .double(Double(v)))
+        #if !((os(macOS) || targetEnvironment(macCatalyst)) && arch(x86_64))
+        case let v as Float16: return Columns(kind: .real, real: .double(Double(v)))
+        #endif
         case let v as String: return Columns(kind: .text, text: .text(v))
         case let v as Data: return Columns(kind: .bytes, blob: .blob(v))
         case let v as Date: return Columns(kind: .date, real: .double(v.timeIntervalSinceReferenceDate))
@@ -100,17 +103,18 @@ struct StoredValueCodec {
             guard kind == .integer, case .integer(let v) = integer, let exact = Int(exactly: v) else { return nil }
             return unsafeBitCast(exact, to: Value.self)
         }
+        if kind == .null {
+            guard case .integer(let depth) = integer, let depth = Int(exactly: depth) else { return nil }
+            return stateNil(Value.self, atDepth: depth)
+        }
         return decodeAny(Value.self, kind: kind, integer: integer, real: real, text: text, blob: blob) as? Value
     }
 
     private func decodeAny(_ type: Any.Type, kind: Kind, integer: SQLValue, real: SQLValue,
                            text: SQLValue, blob: SQLValue) -> Any? {
         if let optional = type as? any StateOptionalValue.Type {
-            if kind == .null {
-                guard case .integer(let depth) = integer else { return nil }
-                return optional.nilValue(atDepth: Int(depth))
-            }
-            guard let wrapped = decodeAny(optional.wrappedType, kind: kind, integer: integer, real: real, text: text, blob: blob) else {
+            // A stored nil is read by `decode` (typed, see `stateNil`); here only values.
+            guard kind != .null, let wrapped = decodeAny(optional.wrappedType, kind: kind, integer: integer, real: real, text: text, blob: blob) else {
                 return nil
             }
             return optional.some(wrapped)
@@ -142,6 +146,9 @@ struct StoredValueCodec {
         case (.real, _, .double(let v), _, _):
             if type == Double.self { return v }
             if type == Float.self { return Float(v) }
+            #if !((os(macOS) || targetEnvironment(macCatalyst)) && arch(x86_64))
+            if type == Float16.self { return Float16(v) }
+            #endif
             return nil
         case (.text, _, _, .text(let v), _):
             return type == String.self ? v : nil
@@ -162,12 +169,28 @@ struct StoredValueCodec {
     }
 }
 
-/// Optionals seen through `Any`, so that the SQL stores can tell `nil` from
-/// `.some(nil)` at any depth.
+/// The nil of the optional type `Value` at nesting `depth` (0: `nil`; 1: `.some(nil)`; ...),
+/// built without a dynamic cast: a cast from `Any` holding an optional's `nil` to that optional
+/// type does not keep the nil's depth. nil when `Value` is not an optional that deep.
+func stateNil<Value>(_ type: Value.Type, atDepth depth: Int) -> Value? {
+    guard depth >= 0, let optional = type as? any StateOptionalValue.Type else { return nil }
+    return stateNil(opening: optional, atDepth: depth, as: Value.self)
+}
+
+private func stateNil<Optional: StateOptionalValue, Value>(opening type: Optional.Type, atDepth depth: Int,
+                                                           as value: Value.Type) -> Value? {
+    guard Optional.self == Value.self, let empty = Optional.typedNil(atDepth: depth) else { return nil }
+    // The same type (checked above): the bits are the value.
+    return unsafeBitCast(empty, to: Value.self)
+}
+
+/// Optionals seen through `Any`, so that the SQL stores and the sync messages can tell `nil`
+/// from `.some(nil)` at any depth.
 protocol StateOptionalValue {
     var wrappedAny: Any? { get }
     static var wrappedType: Any.Type { get }
-    static func nilValue(atDepth depth: Int) -> Any?
+    /// This optional's nil at nesting `depth`, typed; nil when it does not nest that deep.
+    static func typedNil(atDepth depth: Int) -> Self?
     static func some(_ wrapped: Any) -> Any?
 }
 
@@ -182,12 +205,10 @@ extension Optional: StateOptionalValue {
     static var wrappedType: Any.Type { Wrapped.self }
 
     /// nil at depth 0 is this optional's nil; deeper, `.some` of the wrapped optional's nil.
-    static func nilValue(atDepth depth: Int) -> Any? {
-        if depth == 0 { return Wrapped?.none as Any }
-        guard let inner = Wrapped.self as? any StateOptionalValue.Type,
-              let wrappedNil = inner.nilValue(atDepth: depth - 1),
-              let wrapped = wrappedNil as? Wrapped else { return nil }
-        return Wrapped?.some(wrapped) as Any
+    static func typedNil(atDepth depth: Int) -> Wrapped?? {
+        if depth == 0 { return .some(.none) }
+        guard let inner = stateNil(Wrapped.self, atDepth: depth - 1) else { return nil }
+        return .some(.some(inner))
     }
 
     static func some(_ wrapped: Any) -> Any? {

@@ -100,8 +100,7 @@ struct PropertyValueData: Codable {
         if Value.self == Double.self, let real { return unsafeBitCast(real, to: Value.self) }
         if Value.self == Bool.self, let boolean { return unsafeBitCast(boolean, to: Value.self) }
         if let nilDepth {
-            guard let optional = Value.self as? any StateOptionalValue.Type,
-                  let empty = optional.nilValue(atDepth: nilDepth) as? Value else {
+            guard let empty = stateNil(Value.self, atDepth: nilDepth) else {
                 throw StateError.decodingFailed(error: "a nil was sent for \(Value.self)")
             }
             return empty

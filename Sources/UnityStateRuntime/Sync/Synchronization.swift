@@ -1,4 +1,5 @@
 import Foundation
+import Unity
 
 /// `database` as a store that keeps write dates, if it is one. An ``ObservableDatabase``
 /// wrapping such a store is one too: its dated writes go to the store and are announced.
@@ -196,6 +197,9 @@ public final class RequestProcessor: ModelMapping {
             return try sql.withPrefetchedInstances(model: model, range: range) { try body() }
         } catch let error as StateError {
             throw error
+        } catch let error as DatabaseError {
+            // The store's own error, kept typed (a constraint, a lost connection, ...).
+            throw .store(error)
         } catch {
             throw .decodingFailed(error: String(describing: error))
         }
@@ -305,6 +309,27 @@ public final class UpdateConsumer: ModelMapping {
         return update.next
     }
 
+    /// Applies any update message from the remote side (instance statuses, one instance, or
+    /// a page of a model's updates), as its kind says; returns where the next page starts for
+    /// a model update, nil otherwise. Throws ``StateError/invalidDataSupplied`` for anything
+    /// that is not an update message.
+    @discardableResult
+    public func apply(data: Data) throws(StateError) -> InstanceKey? {
+        let kind: MessageKind
+        do {
+            kind = try coder.decoder.decode(EnvelopeKind.self, from: data).kind
+        } catch {
+            throw .invalidDataSupplied
+        }
+        switch kind {
+        case .instanceStatusUpdate: try apply(instanceUpdates: data)
+        case .instanceUpdate: try apply(instanceUpdate: data)
+        case .modelUpdate: return try apply(modelUpdate: data)
+        default: throw .invalidDataSupplied
+        }
+        return nil
+    }
+
     /// The command encoded for the remote ``RequestProcessor/process(command:)``: its
     /// instance, its id and each argument encoded with the encoder.
     public func encode(command: CommandRequest) throws(StateError) -> Data {
@@ -357,6 +382,9 @@ public final class UpdateConsumer: ModelMapping {
             try database.transaction { try body() }
         } catch let error as StateError {
             throw error
+        } catch let error as DatabaseError {
+            // The store's own error, kept typed (a constraint, a lost connection, ...).
+            throw .store(error)
         } catch {
             throw .decodingFailed(error: String(describing: error))
         }
