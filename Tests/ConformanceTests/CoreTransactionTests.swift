@@ -235,17 +235,23 @@ struct CoreTransactionTests {
         try await withTestDatabase(backend) { (db: Database) async throws in
             try makeTable(db)
             let started = Flag()
+            let cancelSent = Flag()
             let task = Task {
                 try await db.write { conn in
                     try conn.execute(.insert(SQLInsert(into: "t", values: ["v": 1])))
                     started.set()
-                    // Busy in Swift code, not in the database, when the cancel arrives.
-                    Thread.sleep(forTimeInterval: 0.5)
+                    // Busy in Swift code, not in the database, when the cancel arrives: the
+                    // closure waits for it (bounded), so a loaded machine cannot reorder them.
+                    let deadline = Date().addingTimeInterval(30)
+                    while !cancelSent.isSet && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
                     try conn.execute(.insert(SQLInsert(into: "t", values: ["v": 2])))
                 }
             }
-            while !started.isSet { try await Task.sleep(nanoseconds: 5_000_000) }
+            let deadline = Date().addingTimeInterval(30)
+            while !started.isSet && Date() < deadline { try await Task.sleep(nanoseconds: 5_000_000) }
+            #expect(started.isSet, "the write never started")
             task.cancel()
+            cancelSent.set()
             let result = await task.result
             guard isCancelled(result) else { return }
             let count = try await db.read { conn in try conn.fetchValue(Int.self, sql: "SELECT COUNT(*) FROM t") }
