@@ -181,7 +181,9 @@ final class SQLiteDecimalAggregate {
             }
             let buffer = UnsafeBufferPointer(start: text, count: count)
             let string = String(decoding: buffer, as: UTF8.self)
-            guard DecimalNumeral(buffer) != nil, let decimal = Decimal(string: string, locale: Self.posix) else {
+            // Exact or refused: `Decimal(string:)` would round digits past what Decimal holds.
+            guard DecimalNumeral(buffer) != nil,
+                  let decimal = DecimalText.exactDecimal(string.trimmingCharacters(in: .whitespacesAndNewlines)) else {
                 error = "\(function): the text \(string.debugDescription) is not a number (or not one Decimal holds)"
                 return
             }
@@ -198,8 +200,11 @@ final class SQLiteDecimalAggregate {
         var left = sum
         var right = value
         var result = Decimal()
-        if NSDecimalAdd(&result, &left, &right, .plain) == .overflow {
-            decimalOutOfRange = true
+        // A sum that needs more digits than Decimal holds would be rounded: refused instead,
+        // as PostgreSQL's exact sum read back as Decimal is.
+        switch NSDecimalAdd(&result, &left, &right, .plain) {
+        case .overflow, .lossOfPrecision: decimalOutOfRange = true
+        default: break
         }
         sum = result
     }
@@ -227,7 +232,10 @@ final class SQLiteDecimalAggregate {
         if integerSum != 0 {
             var integers = Decimal(integerSum)
             var total = Decimal()
-            if NSDecimalAdd(&total, &value, &integers, .plain) == .overflow { decimalOutOfRange = true }
+            switch NSDecimalAdd(&total, &value, &integers, .plain) {
+            case .overflow, .lossOfPrecision: decimalOutOfRange = true
+            default: break
+            }
             value = total
         }
         if average {

@@ -78,6 +78,67 @@ struct CoreTransactionPromiseTests {
         }
     }
 
+    /// A statement that fails while its rows stream through a cursor (the error arises at
+    /// the second row, after the cursor opened) aborts the transaction as any other failure:
+    /// the next statement and the write throw `transactionAborted`, and no row is kept.
+    @Test(arguments: Backend.allCases)
+    func aCursorThatFailsMidStreamAbortsTheTransaction(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            try makeTable(db)
+            try db.write { try insert($0, 1) }
+            var streamError: Error?
+            var refusal: Error?
+            let error = thrown {
+                try db.write { conn in
+                    try insert(conn, 2)
+                    try insert(conn, 3)
+                    // abs() of the smallest integer fails on both engines (overflow), at v = 2.
+                    let cursor = try conn.cursor(sql: "SELECT abs(CASE WHEN v = 2 THEN -9223372036854775807 - 1 ELSE v END) FROM t ORDER BY v")
+                    do {
+                        while try cursor.next() != nil {}
+                    } catch {
+                        streamError = error
+                    }
+                    do {
+                        try insert(conn, 4)
+                    } catch {
+                        refusal = error
+                    }
+                }
+            }
+            #expect(streamError != nil, "the overflow did not fail the cursor")
+            #expect(refusal.map(isTransactionAborted) == true, "got \(String(describing: refusal))")
+            #expect(error.map(isTransactionAborted) == true, "got \(String(describing: error))")
+            #expect(try values(db) == [1])
+        }
+    }
+
+    /// A statement the engine saw and failed, even one the driver reports as a misuse
+    /// (PostgreSQL's COPY from the client, which the driver abandons; a syntax error on
+    /// SQLite), aborts the transaction: what the user sees is the refusal of the next
+    /// statement, the failed write, and the row left absent.
+    @Test(arguments: Backend.allCases)
+    func aStatementTheEngineFailedAbortsTheTransactionWhateverItsErrorKind(_ backend: Backend) throws {
+        try withTestDatabase(backend) { (db: Database) throws in
+            try makeTable(db)
+            var refusal: Error?
+            let error = thrown {
+                try db.write { conn in
+                    try insert(conn, 1)
+                    _ = try? conn.execute(sql: "COPY t FROM STDIN")
+                    do {
+                        try insert(conn, 2)
+                    } catch {
+                        refusal = error
+                    }
+                }
+            }
+            #expect(refusal.map(isTransactionAborted) == true, "got \(String(describing: refusal))")
+            #expect(error.map(isTransactionAborted) == true, "got \(String(describing: error))")
+            #expect(try values(db) == [])
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func theStatementAfterACaughtErrorIsRefused(_ backend: Backend) throws {
         try withTestDatabase(backend) { (db: Database) throws in

@@ -265,8 +265,9 @@ extension Decimal: DatabaseValueConvertible {
     /// From `.decimal`, `.integer`, `.text` holding a plain decimal numeral (SQLite's storage,
     /// and PostgreSQL's for a NUMERIC beyond `Decimal`'s digits) and `.double`.
     ///
-    /// Nothing is rounded: text with more than 38 significant digits (or an exponent beyond
-    /// `Decimal`'s ±127) is nil, which a row read turns into a ``DatabaseError/typeConversion(_:)``
+    /// Nothing is rounded: text whose significant digits make a mantissa above 2¹²⁸ − 1 (39
+    /// digits up to 340282366920938463463374607431768211455), or whose exponent is beyond
+    /// `Decimal`'s −128…127, is nil, which a row read turns into a ``DatabaseError/typeConversion(_:)``
     /// naming the column. A double converts through its shortest decimal representation
     /// (`0.1` is 0.1), and is nil when that does not fit (`1e300`, `1e-300`) or is not finite.
     @inlinable
@@ -283,11 +284,12 @@ extension Decimal: DatabaseValueConvertible {
     public static var columnType: ColumnType { .decimal }
 }
 
-/// Exact conversions between decimal text and `Decimal`, which holds at most 38 significant
-/// digits with an exponent from −128 to 127. Nothing here rounds: what does not fit is nil.
+/// Exact conversions between decimal text and `Decimal`, whose mantissa holds up to 2¹²⁸ − 1
+/// (every 38-digit number, and 39-digit ones up to 340282366920938463463374607431768211455)
+/// with an exponent from −128 to 127. Nothing here rounds: what does not fit is nil.
 public enum DecimalText {
     /// The `Decimal` a decimal numeral (`-12.50`, `1e-5`, `+3`) stands for, or nil when it is
-    /// not a numeral or needs more than `Decimal` holds (more than 38 significant digits, or an
+    /// not a numeral or needs more than `Decimal` holds (a mantissa above 2¹²⁸ − 1, or an
     /// exponent out of range). Leading and trailing zeros are not significant.
     public static func exactDecimal(_ text: String) -> Decimal? {
         var text = text
@@ -362,26 +364,40 @@ public enum DecimalText {
         return (negative, Array(all[first...last]), point - 1 - last + exponent)
     }
 
+    /// The digits of `Decimal`'s largest mantissa, 2¹²⁸ − 1: a 39-digit mantissa fits when it
+    /// is not above them.
+    private static let largestMantissaDigits: [UInt8] = Array("340282366920938463463374607431768211455".utf8).map { $0 - 48 }
+
     private static func exactDecimal(utf8 s: UnsafeBufferPointer<UInt8>) -> Decimal? {
-        guard let (negative, digits, lastPower) = scan(s) else { return nil }
+        guard var (negative, digits, power) = scan(s) else { return nil }
         if digits.isEmpty { return Decimal(0) }
-        guard digits.count <= 38 else { return nil }
-        let power = lastPower
+        guard digits.count <= 39 else { return nil }
+        // An exponent above Decimal's may still fit with trailing zeros moved into the
+        // mantissa (1000e125 is 1e128 written with a larger mantissa).
+        while power > 127, digits.count < 39 {
+            digits.append(0)
+            power -= 1
+        }
         guard power >= -128, power <= 127 else { return nil }
-        // 38 decimal digits always fit Decimal's 128-bit mantissa; built from at most two
-        // 19-digit integers (each fits UInt64), so at most two Decimal operations.
+        if digits.count == 39, largestMantissaDigits.lexicographicallyPrecedes(digits) { return nil }
+        // The mantissa (at most 2¹²⁸ − 1, so Decimal's arithmetic on it is exact) is built
+        // from 19-digit integers, each of which fits UInt64: one Decimal for the common case.
         func integer(_ slice: ArraySlice<UInt8>) -> UInt64 {
             var v: UInt64 = 0
             for d in slice { v = v &* 10 &+ UInt64(d) }
             return v
         }
-        let mantissa: Decimal
+        var mantissa: Decimal
         if digits.count <= 19 {
             mantissa = Decimal(integer(digits[...]))
         } else {
-            let split = digits.count - 19
-            mantissa = Decimal(integer(digits[..<split])) * Decimal(10_000_000_000_000_000_000 as UInt64)
-                + Decimal(integer(digits[split...]))
+            let chunk = Decimal(10_000_000_000_000_000_000 as UInt64)
+            var start = digits.count % 19 == 0 ? 19 : digits.count % 19
+            mantissa = Decimal(integer(digits[..<start]))
+            while start < digits.count {
+                mantissa = mantissa * chunk + Decimal(integer(digits[start..<(start + 19)]))
+                start += 19
+            }
         }
         let result = Decimal(sign: negative ? .minus : .plus, exponent: power, significand: mantissa)
         return result.isNaN ? nil : result

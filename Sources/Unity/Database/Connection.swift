@@ -24,6 +24,10 @@ public final class Connection {
     /// Set when the transaction ended under an open scope (a raw COMMIT/ROLLBACK, SQLite's
     /// ON CONFLICT ROLLBACK): nothing more may run until the outermost scope ends.
     private var endReason: String?
+    /// Set when a statement inside an open scope met a lost connection: the transaction is
+    /// gone with it, and later statements and the commit report ``DatabaseError/connectionLost(_:)``
+    /// (the cause a caller retries on) rather than an aborted transaction.
+    private var lostConnection: DatabaseErrorContext?
     private var openCursors: [Weak] = []
     /// Numbers the server-side cursors of ``forEachRowInBatches(_:batchSize:_:)``, so that
     /// nested ones have names of their own.
@@ -132,6 +136,13 @@ public final class Connection {
     /// Throws ``DatabaseError/transactionAborted(_:)`` when the open transaction cannot take
     /// another statement.
     private func checkTransactionUsable(_ sql: String) throws {
+        if let lostConnection {
+            throw DatabaseError.connectionLost(DatabaseErrorContext(
+                message: "the connection was lost inside the transaction at the statement "
+                    + "\(lostConnection.sql.map(Self.abbreviate) ?? "before this one") (\(lostConnection.message)); "
+                    + "the transaction did not commit and runs nothing more",
+                sql: sql, code: lostConnection.code))
+        }
         if endReason == nil && abortReason == nil {
             // Cheap local reads: catches what a cursor's statement did after it was opened.
             switch driverConnection.transactionStatus {
@@ -159,6 +170,11 @@ public final class Connection {
     /// never reached the engine (a value refused before binding, a row that did not decode,
     /// an error thrown by the caller's row closure) leaves the transaction as it was.
     private func noteFailure(_ error: Error, sql: String) {
+        if case .connectionLost(var context)? = error as? DatabaseError {
+            if context.sql == nil { context.sql = sql }
+            if lostConnection == nil { lostConnection = context }
+            return
+        }
         switch driverConnection.transactionStatus {
         case .idle:
             endReason = "the statement \(Self.abbreviate(sql)) failed and the engine rolled the whole transaction back"
@@ -396,6 +412,13 @@ public final class Connection {
             log(rendered.sql, rendered.bindings)
             return RowCursor(try driverConnection.openCursor(rendered.sql, bindings: rendered.bindings))
         }
+        if scopeDepth > 0 {
+            // A row that fails after the cursor opened fails its statement: inside a
+            // transaction that aborts it, as any failed statement does (SQLite would go on).
+            cursor.onFailure = { [weak self] error in
+                if let self, self.scopeDepth > 0 { self.noteFailure(error, sql: rendered.sql) }
+            }
+        }
         openCursors.removeAll { $0.cursor == nil }
         openCursors.append(Weak(cursor))
         return cursor
@@ -440,10 +463,12 @@ public final class Connection {
             scopeDepth = 1
             abortReason = nil
             endReason = nil
+            lostConnection = nil
             defer {
                 scopeDepth = 0
                 abortReason = nil
                 endReason = nil
+                lostConnection = nil
             }
             let result: T
             do {
@@ -555,6 +580,9 @@ public final class RowCursor {
     // Unchecked for exclusive access (read on every row): a cursor is used by one thread at a time.
     @exclusivity(unchecked) private var finished = false
 
+    /// Told of an error that ended the rows early (the lending connection notes it).
+    var onFailure: ((Error) -> Void)?
+
     init(_ base: any DriverCursor) { self.base = base }
 
     /// False once the rows are exhausted or the cursor is closed.
@@ -570,6 +598,7 @@ public final class RowCursor {
             if let row = try base.next() { return row }
         } catch {
             close()
+            onFailure?(error)
             throw error
         }
         finished = true

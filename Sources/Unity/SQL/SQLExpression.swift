@@ -62,6 +62,15 @@ public indirect enum SQLExpression: Sendable, Hashable {
     case excluded(String)
     /// A raw fragment written by a user; its `?` placeholders become the dialect's.
     case fragment(SQLFragment)
+    /// An operand that holds a Swift `Decimal`: comparisons, `ORDER BY`, `MIN` and `MAX` on it
+    /// are numeric on every backend, whatever the column's declared type.
+    ///
+    /// SQLite renders `x COLLATE "unity_decimal"` (the driver's collation, which compares
+    /// numerals as numbers), so a money column that a schema Unity did not create declares
+    /// `TEXT` still orders 9.91 before 10.00; PostgreSQL renders the operand unchanged (its
+    /// `numeric` already compares as a number). Wrap the column side of a comparison; a bound
+    /// `Decimal` on the other side then compares under the same collation.
+    case decimal(SQLExpression)
 }
 
 /// One `WHEN condition THEN result` branch of a CASE expression.

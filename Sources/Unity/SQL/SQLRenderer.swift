@@ -589,6 +589,9 @@ struct SQLRenderer {
         switch e {
         case .column, .allColumns, .bind, .literal, .subquery, .function, .countAll, .caseWhen, .cast, .excluded:
             return true
+        case .decimal(let x):
+            // `x COLLATE c` binds tighter than every operator, so an atomic x stays atomic.
+            return isAtomic(x)
         case .unary, .binary, .and, .or, .isNull, .isDistinctFrom, .between, .like, .inList, .inSubquery, .exists, .fragment:
             return false
         }
@@ -764,6 +767,11 @@ struct SQLRenderer {
             try identifier(column)
         case .fragment(let f):
             try fragment(f)
+        case .decimal(let x):
+            guard let collation = dialect.decimalCollation else { return try expression(x) }
+            try operand(x)
+            write(" COLLATE ")
+            try identifier(collation)
         }
     }
 
