@@ -65,17 +65,20 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
     /// ANDs one condition per entry of `conditions`: column = value, `IS NULL` for nil, and (a
     /// Unity addition) `IN (…)` for an array value. Columns are quoted and qualified with the
     /// table name.
+    /// A `Decimal` value (or a column in ``Persistable/decimalColumns``) compares as a number
+    /// on every backend.
     public func filter(_ conditions: [String: (any DatabaseValueConvertible)?]) -> Query {
         var query = self
         for column in conditions.keys.sorted() {
-            let target = SQLExpression.column(tableName, column)
             switch conditions[column] ?? nil {
             case nil:
-                query = query.filter(target.isNull)
+                query = query.filter(operand(column, decimal: false).isNull)
             case let array as any PersistableValueList:
-                query = query.filter(.inList(target, array.databaseValues.map { .bind($0) }, negated: false))
+                query = query.filter(.inList(operand(column, decimal: false), array.databaseValues.map { .bind($0) },
+                                             negated: false))
             case let value?:
                 let bound = value.databaseValue
+                let target = operand(column, decimal: value is Decimal)
                 query = query.filter(bound.isNull ? target.isNull : target.equals(.bind(bound)))
             }
         }
@@ -83,9 +86,18 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
     }
 
     /// ANDs `column IN (values…)`, Tailor's `filter(_:inList:)`. The column is quoted and
-    /// qualified; an empty list matches nothing.
+    /// qualified; an empty list matches nothing. `Decimal` values (or a column in
+    /// ``Persistable/decimalColumns``) compare as numbers.
     public func filter<Value: DatabaseValueConvertible>(_ column: String, inList list: [Value]) -> Query {
-        filter(.inList(.column(tableName, column), list.map { .bind($0.databaseValue) }, negated: false))
+        let decimal = Value.self == Decimal.self || Value.self == Decimal?.self
+        return filter(.inList(operand(column, decimal: decimal), list.map { .bind($0.databaseValue) }, negated: false))
+    }
+
+    /// The qualified column, as a number when it holds decimals (`decimal`, or listed in the
+    /// record type's ``Persistable/decimalColumns``).
+    func operand(_ column: String, decimal: Bool) -> SQLExpression {
+        let target = SQLExpression.column(tableName, column)
+        return decimal || Record.decimalColumns.contains(column) ? .decimal(target) : target
     }
 
     /// ANDs a condition built with the core's expressions.
@@ -115,10 +127,11 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
     }
 
     /// Adds an ordering on a column of this table; orderings apply in the order they were added.
-    /// `.orderedSame` keeps ascending order.
+    /// `.orderedSame` keeps ascending order. A column in ``Persistable/decimalColumns`` orders
+    /// as a number on every backend.
     public func order(_ column: String, _ order: ComparisonResult) -> Query {
         var query = self
-        let expression = SQLExpression.column(tableName, column)
+        let expression = operand(column, decimal: false)
         query.orders.append(SQLOrdering(expression, order == .orderedDescending ? .descending : .ascending))
         return query
     }
