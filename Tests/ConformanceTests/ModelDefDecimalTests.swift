@@ -16,6 +16,16 @@ extension ModelDefTests {
         var primaryKeys: [any CodingKey] { [CodingKeys.id] }
     }
 
+    /// The same table, with the total read as an optional.
+    @RowCoded
+    struct MaybeInvoice: ModelDef, Equatable {
+        var id: Int
+        var total: Decimal?
+        var existsInDatabase = false
+        static let tableName = "invoices"
+        var primaryKeys: [any CodingKey] { [CodingKeys.id] }
+    }
+
     /// A model whose key paths map to no column (plain `Codable`).
     struct UnmappedInvoice: ModelDef, RowEncodable {
         var id: Int
@@ -62,6 +72,11 @@ extension ModelDefTests {
                                           orderedBy: [.ascending(\Invoice.id)], in: db).map(\.id) == [2, 3, 5])
             let between = total.between(.bind(.decimal(9)), and: .bind(.decimal(10)))
             #expect(try Invoice.instances(where: between, orderedBy: [.descending(\Invoice.id)], in: db).map(\.id) == [5, 2, 1])
+            // An optional Decimal property is a Decimal too.
+            #expect(try MaybeInvoice.column(\.total) == .decimal(.column("total")))
+            #expect(try MaybeInvoice.allInstances(orderedBy: [.descending(\MaybeInvoice.total), .descending(\MaybeInvoice.id)], in: db)
+                .map(\.id) == [4, 5, 2, 1, 3])
+            #expect(try MaybeInvoice.instances(where: MaybeInvoice.column(\.total).greaterThan(d("9.91")), in: db).count == 3)
             // A raw clause keeps the backend's own rules (SQLite compares a TEXT column as text).
             let raw = try Invoice.instancesWhere("total >= ?", Decimal(10), orderedBy: [.ascending(\Invoice.id)], in: db).map(\.id)
             #expect(raw == (backend == .sqlite ? [1, 2, 3, 4, 5] : [2, 4, 5]))
