@@ -48,8 +48,8 @@ extension ModelDef {
     /// flavor's own queries decode theirs (sModel's `init(fromSQL:)`). Columns the model does
     /// not have are ignored; `existsInDatabase` is true.
     ///
-    /// - Throws: `DatabaseError.typeConversion` naming the column when a column is missing
-    ///   (for a non-optional property), NULL for a non-optional one, or of the wrong type.
+    /// - Throws: a `DatabaseError` naming the column when a column the model needs is missing,
+    ///   NULL for a non-optional property, or of the wrong type.
     public static func model(from row: Row) throws -> Self {
         try decodeRow(row)
     }
