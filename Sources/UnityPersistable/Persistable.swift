@@ -30,6 +30,11 @@ public protocol Persistable {
     func valuesToPersist() -> [String: (any DatabaseValueConvertible)?]
     /// The table's name.
     static var tableName: String { get }
+    /// The columns that hold `Decimal` values (none unless the type says). Dictionary filters,
+    /// `filter(_:inList:)` and `order` on these columns compare and order them as numbers on
+    /// every backend, even where the column is declared `TEXT` (SQLite, on a schema the flavor
+    /// did not create). A `Decimal` value given to a filter is compared as a number on any column.
+    static var decimalColumns: Set<String> { get }
 }
 
 /// Where the flavor logs what it skips or fails at when no database logger is at hand.
@@ -39,6 +44,9 @@ extension Persistable {
     /// A query for every record of this type: `Hat.query.filter(["color": "red"])`. A type may
     /// declare its own `static let query = Query<Hat>()`, as Tailor's examples do.
     public static var query: Query<Self> { Query<Self>() }
+
+    /// No decimal columns unless the type lists them.
+    public static var decimalColumns: Set<String> { [] }
 
     /// The name of a column in another table holding this type's id: the snake-cased type
     /// name followed by `_id` (`Hat` → `hat_id`, `StoreItem` → `store_item_id`).

@@ -65,17 +65,20 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
     /// ANDs one condition per entry of `conditions`: column = value, `IS NULL` for nil, and (a
     /// Unity addition) `IN (…)` for an array value. Columns are quoted and qualified with the
     /// table name.
+    /// A `Decimal` value (or a column in ``Persistable/decimalColumns``) compares as a number
+    /// on every backend.
     public func filter(_ conditions: [String: (any DatabaseValueConvertible)?]) -> Query {
         var query = self
         for column in conditions.keys.sorted() {
-            let target = SQLExpression.column(tableName, column)
             switch conditions[column] ?? nil {
             case nil:
-                query = query.filter(target.isNull)
+                query = query.filter(operand(column, decimal: false).isNull)
             case let array as any PersistableValueList:
-                query = query.filter(.inList(target, array.databaseValues.map { .bind($0) }, negated: false))
+                query = query.filter(.inList(operand(column, decimal: false), array.databaseValues.map { .bind($0) },
+                                             negated: false))
             case let value?:
                 let bound = value.databaseValue
+                let target = operand(column, decimal: value is Decimal)
                 query = query.filter(bound.isNull ? target.isNull : target.equals(.bind(bound)))
             }
         }
@@ -83,9 +86,18 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
     }
 
     /// ANDs `column IN (values…)`, Tailor's `filter(_:inList:)`. The column is quoted and
-    /// qualified; an empty list matches nothing.
+    /// qualified; an empty list matches nothing. `Decimal` values (or a column in
+    /// ``Persistable/decimalColumns``) compare as numbers.
     public func filter<Value: DatabaseValueConvertible>(_ column: String, inList list: [Value]) -> Query {
-        filter(.inList(.column(tableName, column), list.map { .bind($0.databaseValue) }, negated: false))
+        let decimal = Value.self == Decimal.self || Value.self == Decimal?.self
+        return filter(.inList(operand(column, decimal: decimal), list.map { .bind($0.databaseValue) }, negated: false))
+    }
+
+    /// The qualified column, as a number when it holds decimals (`decimal`, or listed in the
+    /// record type's ``Persistable/decimalColumns``).
+    func operand(_ column: String, decimal: Bool) -> SQLExpression {
+        let target = SQLExpression.column(tableName, column)
+        return decimal || Record.decimalColumns.contains(column) ? .decimal(target) : target
     }
 
     /// ANDs a condition built with the core's expressions.
@@ -115,10 +127,11 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
     }
 
     /// Adds an ordering on a column of this table; orderings apply in the order they were added.
-    /// `.orderedSame` keeps ascending order.
+    /// `.orderedSame` keeps ascending order. A column in ``Persistable/decimalColumns`` orders
+    /// as a number on every backend.
     public func order(_ column: String, _ order: ComparisonResult) -> Query {
         var query = self
-        let expression = SQLExpression.column(tableName, column)
+        let expression = operand(column, decimal: false)
         query.orders.append(SQLOrdering(expression, order == .orderedDescending ? .descending : .ascending))
         return query
     }
@@ -179,12 +192,19 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
         return select
     }
 
-    /// The SQL text and bindings in a dialect.
+    /// The query's SQL in `dialect`'s spelling, with a `?` placeholder for each value, as
+    /// Tailor's `toSql()` gave it: the text and values run as they are through the core's raw
+    /// calls on a database of that dialect (`db.fetchAll(sql: sql.sql, sql.bindings)`), whose
+    /// `?` placeholders become the backend's own (`$1…` on PostgreSQL) when they run. For the
+    /// backend's exact text, render ``statement`` (`dialect.render(.select(query.statement))`).
+    ///
+    /// - Throws: the renderer's `DatabaseError.misuse` when a raw fragment of the query has
+    ///   more or fewer `?` than values.
     public func toSql(dialect: SQLDialect) throws -> RenderedSQL {
-        try dialect.render(.select(statement))
+        try questionMarkDialect(dialect).render(.select(statement))
     }
 
-    /// The SQL text and bindings in the dialect of `database` (the default database when nil).
+    /// ``toSql(dialect:)`` in the dialect of `database` (the default database when nil).
     public func toSql(_ database: Database? = nil) throws -> RenderedSQL {
         try toSql(dialect: DefaultDatabase.resolve(database).dialect)
     }
@@ -265,8 +285,9 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
     /// True when the query has no records (asked with LIMIT 1, on the default database).
     public var isEmpty: Bool { isEmpty(nil) }
 
-    /// True when the query has no records on `database`.
-    public func isEmpty(_ database: Database?) -> Bool {
+    /// True when the query has no records on `database` (the default database when nil), as
+    /// Tailor's `isEmpty()`. A failure is logged and answers true; ``isEmptyOrThrow(_:)`` throws.
+    public func isEmpty(_ database: Database? = nil) -> Bool {
         logging(database, "isEmpty", true) { db in
             var select = limit(1).statement
             select.columns = [.expression(.literal(.integer(1)), alias: nil)]
@@ -438,4 +459,31 @@ extension Query {
     public func paginate(page: Int, pageSize: Int = 10) -> PaginatedList<Record> {
         PaginatedList(query: self, page: page, pageSize: pageSize)
     }
+}
+
+/// PostgreSQL's spelling with `?` placeholders, made once.
+private let postgresWithQuestionMarks = questionMarkVariant(of: .postgres)
+
+/// `dialect` itself when its placeholders are `?`, else the same spelling with `?` ones.
+func questionMarkDialect(_ dialect: SQLDialect) -> SQLDialect {
+    if dialect.placeholderStyle == .questionMark { return dialect }
+    if dialect == .postgres { return postgresWithQuestionMarks }
+    return questionMarkVariant(of: dialect)
+}
+
+/// A copy of `dialect` that writes `?` for every bind parameter (its own small render cache).
+private func questionMarkVariant(of dialect: SQLDialect) -> SQLDialect {
+    SQLDialect(
+        name: dialect.name, placeholderStyle: .questionMark,
+        allowsBacktickAndBracketIdentifiers: dialect.allowsBacktickAndBracketIdentifiers,
+        allowsDollarQuotedStrings: dialect.allowsDollarQuotedStrings, booleanLiterals: dialect.booleanLiterals,
+        supportsReturning: dialect.supportsReturning, supportsUpsert: dialect.supportsUpsert,
+        upsertSelectNeedsWhere: dialect.upsertSelectNeedsWhere, caseInsensitiveLike: dialect.caseInsensitiveLike,
+        supportsIsDistinctFrom: dialect.supportsIsDistinctFrom, offsetRequiresLimit: dialect.offsetRequiresLimit,
+        autoIncrementPrimaryKey: dialect.autoIncrementPrimaryKey,
+        primaryKeyNeedsExplicitNotNull: dialect.primaryKeyNeedsExplicitNotNull,
+        binaryLiteralStyle: dialect.binaryLiteralStyle, inlineDateSuffix: dialect.inlineDateSuffix,
+        typeNames: dialect.typeNames, beginStatements: dialect.beginStatements,
+        decimalCollation: dialect.decimalCollation, aggregateRenames: dialect.aggregateRenames,
+        supportsServerCursors: dialect.supportsServerCursors, cacheCapacity: 64)
 }

@@ -2,8 +2,10 @@ import Foundation
 import Logging
 import Unity
 
-/// One failed check: the model, the field (`key`), the message name (`blank`, `too_low`,
-/// `too_high`, `taken`, or a custom one) and data to interpolate into the localized text.
+/// One failed check: the model, the field (`key`), the message name (`blank`, `tooLow`,
+/// `tooHigh`, `taken`, `unchecked`, or a custom one) and data to interpolate into the
+/// localized text. Messages are stored as Tailor stores them; only the localization keys
+/// are snake-cased (see ``localizationKeys``).
 public struct ValidationError: Sendable, Hashable, CustomStringConvertible {
     /// The model the error is on (`hat`).
     public let modelName: String
@@ -121,19 +123,19 @@ public struct Validation: Sendable, Equatable {
         return self
     }
 
-    /// Fails with `too_low` (data `min`) or `too_high` (data `max`) when `value` is outside the
-    /// closed range.
+    /// Fails with `tooLow` (data `min`) or `tooHigh` (data `max`) when `value` is outside the
+    /// closed range; both bounds are allowed.
     public func validate<T: Comparable & CustomStringConvertible>(_ key: String, _ value: T, inRange range: ClosedRange<T>) -> Validation {
-        if value < range.lowerBound { return withError(key, "too_low", data: ["min": range.lowerBound.description]) }
-        if value > range.upperBound { return withError(key, "too_high", data: ["max": range.upperBound.description]) }
+        if value < range.lowerBound { return withError(key, "tooLow", data: ["min": range.lowerBound.description]) }
+        if value > range.upperBound { return withError(key, "tooHigh", data: ["max": range.upperBound.description]) }
         return self
     }
 
-    /// Fails with `too_low` (data `min`) or `too_high` (data `max`, the excluded upper bound)
-    /// when `value` is outside the half-open range.
+    /// Fails with `tooLow` (data `min`) or `tooHigh` (data `max`, the excluded upper bound)
+    /// when `value` is outside the half-open range; the lower bound is allowed.
     public func validate<T: Comparable & CustomStringConvertible>(_ key: String, _ value: T, inRange range: Range<T>) -> Validation {
-        if value < range.lowerBound { return withError(key, "too_low", data: ["min": range.lowerBound.description]) }
-        if value >= range.upperBound { return withError(key, "too_high", data: ["max": range.upperBound.description]) }
+        if value < range.lowerBound { return withError(key, "tooLow", data: ["min": range.lowerBound.description]) }
+        if value >= range.upperBound { return withError(key, "tooHigh", data: ["max": range.upperBound.description]) }
         return self
     }
 

@@ -57,4 +57,41 @@ extension ModelDefTests {
         #expect(DefaultDatabase.contains(second.database))
         #expect(!DefaultDatabase.contains(first.database))
     }
+
+    /// `withDatabase` is task-local: code the scope runs (and tasks it starts) sees the scoped
+    /// database; a `Thread`, a detached task or a queue started from inside sees the
+    /// process-wide default instead.
+    @Test(arguments: Backend.allCases)
+    func scopedDefaultIsTaskLocalNotSeenByThreads(_ backend: Backend) throws {
+        let stacked = try TestDatabase(backend)
+        defer { stacked.tearDown() }
+        let scoped = try TestDatabase(backend)
+        defer { scoped.tearDown() }
+        let baseDepth = DefaultDatabase.depth
+        DefaultDatabase.push(stacked.database)
+        defer { while DefaultDatabase.depth > baseDepth { DefaultDatabase.pop() } }
+
+        // What each kind of code started inside the scope sees, by name.
+        let seen = Mutexed<[String: String]>([:])
+        let done = DispatchSemaphore(value: 0)
+        let stackedDatabase = stacked.database
+        let scopedDatabase = scoped.database
+        @Sendable func record(_ who: String) {
+            let current = DefaultDatabase.current
+            let name = current === scopedDatabase ? "scoped" : current === stackedDatabase ? "stacked" : "other"
+            seen.mutate { $0[who] = name }
+            done.signal()
+        }
+        DefaultDatabase.withDatabase(scoped.database) {
+            record("scope")
+            Thread { record("thread") }.start()
+            DispatchQueue.global().async { record("queue") }
+            Task { record("task") }
+            Task.detached { record("detached") }
+        }
+        for _ in 0..<5 { #expect(done.wait(timeout: .now() + 30) == .success) }
+        #expect(seen.value == ["scope": "scoped", "task": "scoped",
+                               "thread": "stacked", "queue": "stacked", "detached": "stacked"])
+        #expect(DefaultDatabase.current === stacked.database)
+    }
 }

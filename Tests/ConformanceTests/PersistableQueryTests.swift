@@ -24,9 +24,17 @@ struct PersistableQueryTests {
         let sqlite = try query.toSql(dialect: .sqlite)
         #expect(sqlite.sql == #"SELECT * FROM "hats" WHERE "hats"."color" = ? AND (brim_size > ?) ORDER BY "hats"."brim_size" ASC"#)
         #expect(sqlite.bindings == [.text("red"), .text("10")])
+        // toSql() writes `?` on every backend (the core's raw calls take `?`); the statement
+        // rendered by the dialect itself has the backend's own placeholders.
         let postgres = try query.reverse().limit(1).toSql(dialect: .postgres)
-        #expect(postgres.sql == #"SELECT * FROM "hats" WHERE "hats"."color" = $1 AND (brim_size > $2) ORDER BY "hats"."brim_size" DESC LIMIT 1"#)
+        #expect(postgres.sql == #"SELECT * FROM "hats" WHERE "hats"."color" = ? AND (brim_size > ?) ORDER BY "hats"."brim_size" DESC LIMIT 1"#)
         #expect(postgres.bindings == [.text("red"), .text("10")])
+        let exact = try SQLDialect.postgres.render(.select(query.reverse().limit(1).statement))
+        #expect(exact.sql == #"SELECT * FROM "hats" WHERE "hats"."color" = $1 AND (brim_size > $2) ORDER BY "hats"."brim_size" DESC LIMIT 1"#)
+        // A `?` inside a raw fragment's quoted text is not a placeholder, and stays as written.
+        let quoted = try Query<Hat>().filter("color <> '?' AND brim_size > ?", [3]).toSql(dialect: .postgres)
+        #expect(quoted.sql == #"SELECT * FROM "hats" WHERE color <> '?' AND brim_size > ?"#)
+        #expect(quoted.bindings == [.integer(3)])
         // The builders leave the original alone.
         #expect(try query.toSql(dialect: .sqlite) == sqlite)
         // A join selects the table's own columns.
@@ -34,7 +42,39 @@ struct PersistableQueryTests {
         #expect(joined.sql == #"SELECT "hats".* FROM "hats" INNER JOIN "stores" ON "stores"."id" = "hats"."store_id""#)
         // Dictionary filters: nil is IS NULL, an array is IN.
         let dict = try Query<Order>().filter(["note": nil, "hat_id": [1, 2]]).toSql(dialect: .postgres)
-        #expect(dict.sql == #"SELECT * FROM "orders" WHERE "orders"."hat_id" IN ($1, $2) AND "orders"."note" IS NULL"#)
+        #expect(dict.sql == #"SELECT * FROM "orders" WHERE "orders"."hat_id" IN (?, ?) AND "orders"."note" IS NULL"#)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func toSqlRunsThroughTheCoreRawCalls(_ backend: Backend) throws {
+        try PersistableFixtures.withWorld(backend) { db in
+            try Self.seedHats()
+            let query = Query<Hat>().filter(["color": "red"]).filter("brim_size > ? AND note_free <> '?'", [10])
+                .order("brim_size", .orderedDescending).limit(2)
+            // The fragment names a column the table lacks: the text must still reach the
+            // database as written (an undefined-column error, not a placeholder-count misuse).
+            let broken = try query.toSql()
+            #expect(throws: DatabaseError.self) { try db.fetchAll(sql: broken.sql, broken.bindings) }
+            do {
+                _ = try db.fetchAll(sql: broken.sql, broken.bindings)
+            } catch let error as DatabaseError {
+                guard case .undefinedColumn = error else { Issue.record("expected undefinedColumn, got \(error)"); return }
+            }
+            let runnable = Query<Hat>().filter(["color": "red"]).filter("brim_size > ?", [10])
+                .order("brim_size", .orderedDescending).limit(2)
+            let sql = try runnable.toSql()
+            #expect(sql.bindings == [.text("red"), .integer(10)])
+            let rows = try db.fetchAll(sql: sql.sql, sql.bindings)
+            #expect(try rows.map { try $0.decode(Int.self, column: "brim_size") } == [16, 14])
+            #expect(try db.fetchOne(sql: sql.sql, sql.bindings)?.decode(Int.self, column: "id") == 6)
+            #expect(try db.read { try $0.fetchAll(sql: sql.sql, sql.bindings) }.count == 2)
+            // A count built the same way, and a DELETE made from a query's conditions.
+            let ids = try Query<Hat>().select("hats.id").filter(["store_id": 1]).order("id", .orderedAscending).toSql(db)
+            #expect(try db.fetchAll(sql: ids.sql, ids.bindings).map { try $0.decode(Int.self, at: 0) } == [1, 2, 5])
+            let deleted = try db.execute(sql: "DELETE FROM hats WHERE id IN (\(ids.sql))", ids.bindings)
+            #expect(deleted == 3)
+            #expect(Query<Hat>().order("id", .orderedAscending).all().compactMap(\.id) == [3, 4, 6])
+        }
     }
 
     @Test(arguments: Backend.allCases)
@@ -86,6 +126,11 @@ struct PersistableQueryTests {
             try Self.seedHats()
             #expect(!Query<Hat>().isEmpty)
             #expect(Query<Hat>().filter(["color": "purple"]).isEmpty(db))
+            // Tailor's spelling: isEmpty() on the default database.
+            #expect(Query<Hat>().filter(["color": "purple"]).isEmpty())
+            #expect(!Query<Hat>().filter(["color": "blue"]).isEmpty())
+            #expect(try Query<Hat>().filter(["color": "purple"]).isEmptyOrThrow())
+            #expect(try !Query<Hat>().filter(["brim_size": 16]).isEmptyOrThrow(db))
             #expect(Query<Hat>().find(3)?.color == "blue")
             #expect(Query<Hat>().filter(["color": "red"]).find(3) == nil)
             #expect(Query<Hat>().find(99) == nil)
@@ -185,6 +230,55 @@ struct PersistableQueryTests {
             // A raw fragment's values are bound, never pasted.
             #expect(Query<Hat>().filter("color = ?", ["red'; DROP TABLE hats; --"]).all().isEmpty)
             #expect(Query<Hat>().count() == 6)
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func typeErasedQueries(_ backend: Backend) throws {
+        try PersistableFixtures.withWorld(backend) { db in
+            try Self.seedHats()
+            _ = try Store(name: "Main St").saveOrThrow()
+            _ = try Store(name: "Dockside").saveOrThrow()
+            // The record type as a value: the same SQL as the typed query.
+            let recordType: any Persistable.Type = Hat.self
+            let generic = GenericQuery(recordType: recordType).filter(["color": "red"]).filter("brim_size > ?", [10])
+                .order("brim_size", .orderedDescending)
+            let typed = Query<Hat>().filter(["color": "red"]).filter("brim_size > ?", [10]).order("brim_size", .orderedDescending)
+            #expect(generic.tableName == "hats")
+            #expect(ObjectIdentifier(generic.recordType) == ObjectIdentifier(Hat.self))
+            #expect(try generic.toSql(dialect: .postgres) == typed.toSql(dialect: .postgres))
+            #expect(generic.statement == typed.statement)
+            let records = generic.allRecords()
+            #expect(records.map { ($0 as? Hat)?.brimSize } == [16, 14, 12])
+            #expect(try generic.allRecordsOrThrow(db).compactMap(\.id) == [6, 4, 2])
+            #expect(generic.count() == 3)
+            #expect(try generic.limit(2).countOrThrow(db) == 2)
+            #expect(generic.reverse().limit(1).allRecords().compactMap(\.id) == [2])
+            #expect(generic.offset(2).allRecords().compactMap(\.id) == [2])
+            #expect(!generic.isEmpty())
+            #expect(GenericQuery(recordType: Hat.self).filter(["color": "purple"]).isEmpty())
+            #expect(try GenericQuery(recordType: Hat.self).filter("color", inList: ["blue", "green"]).isEmptyOrThrow(db) == false)
+            #expect(GenericQuery(recordType: Hat.self).filter(SQLExpression.column("hats", "brim_size").equals(.bind(.integer(8))))
+                .allRecords().compactMap(\.id) == [5])
+            let inDock = GenericQuery(recordType: Hat.self).join(Store.self, fromColumn: "id", toColumn: "store_id")
+                .filter("stores.name = ?", ["Dockside"]).order("id", .orderedAscending)
+            #expect(inDock.allRecords().compactMap(\.id) == [3, 4, 6])
+            #expect(GenericQuery(recordType: Hat.self).select("hats.id").count() == 6)
+            // Queries of different record types side by side; Query conforms too.
+            let queries: [any QueryType] = [Query<Hat>().filter(["store_id": 1]), GenericQuery(recordType: Store.self),
+                                            Query<Order>()]
+            #expect(queries.map { $0.count() } == [3, 2, 0])
+            #expect(queries.map(\.tableName) == ["hats", "stores", "orders"])
+            #expect(queries[1].order("name", .orderedAscending).allRecords().compactMap { ($0 as? Store)?.name } == ["Dockside", "Main St"])
+            #expect(Query<Hat>().filter(["brim_size": 12]).order("id", .orderedAscending).allRecords().compactMap(\.id) == [2, 3])
+            // Builders leave the original alone; equal queries compare equal.
+            #expect(GenericQuery(recordType: Hat.self).limit(1) == GenericQuery(recordType: Hat.self).limit(1))
+            #expect(GenericQuery(recordType: Hat.self) != GenericQuery(recordType: Store.self))
+            #expect(generic.count() == 3)
+            // A failure is logged and answers empty; the throwing form throws it.
+            let missing = GenericQuery(recordType: Hat.self).order("no_such_column", .orderedAscending)
+            #expect(missing.allRecords().isEmpty)
+            #expect(throws: DatabaseError.self) { try missing.allRecordsOrThrow(db) }
         }
     }
 

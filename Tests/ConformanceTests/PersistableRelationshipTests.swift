@@ -17,7 +17,7 @@ struct PersistableRelationshipTests {
         #expect(customers.sql == #"SELECT "customers".* FROM "customers" INNER JOIN "orders" ON "orders"."customer_id" = "customers"."id" WHERE "orders"."hat_id" = ?"#)
         #expect(customers.bindings == [.integer(5)])
         let reversed: Query<Customer> = hat.toMany(through: hat.orders, joinToMany: true)
-        let sql = try reversed.toSql(dialect: .postgres)
+        let sql = try SQLDialect.postgres.render(.select(reversed.statement))
         #expect(sql.sql == #"SELECT "customers".* FROM "customers" INNER JOIN "orders" ON "orders"."id" = "customers"."order_id" WHERE "orders"."hat_id" = $1"#)
         let explicit: Query<Order> = hat.toMany(foreignKey: "gift_hat_id")
         #expect(try explicit.toSql(dialect: .sqlite).sql == #"SELECT * FROM "orders" WHERE "orders"."gift_hat_id" = ?"#)

@@ -9,7 +9,7 @@ private typealias Order = PersistableFixtures.Order
 @Suite("Persistable validations and enums")
 struct PersistableValidationTests {
     @Test
-    func presenceAndRanges() {
+    func presenceAndRanges() throws {
         let hat = Hat(color: "", brimSize: 20, storeId: 1)
         let validation = Validation("hat")
             .validate(presenceOf: "color", hat.color)
@@ -17,7 +17,7 @@ struct PersistableValidationTests {
         #expect(!validation.valid)
         #expect(validation.errors == [
             ValidationError(modelName: "hat", key: "color", message: "blank"),
-            ValidationError(modelName: "hat", key: "brimSize", message: "too_high", data: ["max": "15"]),
+            ValidationError(modelName: "hat", key: "brimSize", message: "tooHigh", data: ["max": "15"]),
         ])
         #expect(validation["color"].map(\.message) == ["blank"])
         #expect(validation["store"].isEmpty)
@@ -27,12 +27,94 @@ struct PersistableValidationTests {
         #expect(Validation("hat").validate(presenceOf: "color", "red").valid)
         #expect(Validation("hat").validate(presenceOf: "size", 0).valid)
         #expect(Validation("hat").validate("brimSize", 4, inBounds: 5...15).errors
-            == [ValidationError(modelName: "hat", key: "brimSize", message: "too_low", data: ["min": "5"])])
+            == [ValidationError(modelName: "hat", key: "brimSize", message: "tooLow", data: ["min": "5"])])
         #expect(Validation("hat").validate("brimSize", 15, inRange: 5...15).valid)
         // Half-open: the upper bound is out.
-        #expect(Validation("hat").validate("brimSize", 15, inRange: 5..<15).errors.map(\.message) == ["too_high"])
+        #expect(Validation("hat").validate("brimSize", 15, inRange: 5..<15).errors.map(\.message) == ["tooHigh"])
         #expect(Validation("hat").validate("brimSize", 14, inBounds: 5..<15).valid)
         #expect(Validation(Hat.self).modelName == "hat")
+        // Messages are Tailor's; only the localization keys are snake-cased.
+        let low = try #require(Validation("hat").validate("brimSize", 4, inRange: 5...15).errors.first)
+        #expect(low.message == "tooLow")
+        #expect(low.localizationKeys == ["hat.errors.brim_size.too_low", "hat.errors.too_low",
+                                         "model.errors.brim_size.too_low", "model.errors.too_low"])
+        #expect(low.localize(DictionaryLocalization(["model.errors.too_low": "at least \\(min)"])) == "at least 5")
+        let high = try #require(Validation("hat").validate("brimSize", 16, inRange: 5..<15).errors.first)
+        #expect(high.localizationKeys.first == "hat.errors.brim_size.too_high")
+    }
+
+    /// One check of a range: the value, and the error it must give (nil: valid).
+    struct RangeCase: Sendable, CustomStringConvertible {
+        let value: Int
+        let expected: ValidationError?
+        var description: String { "\(value) → \(expected.map(\.message) ?? "valid")" }
+    }
+
+    static func tooLow(_ min: Int) -> ValidationError {
+        ValidationError(modelName: "hat", key: "brimSize", message: "tooLow", data: ["min": "\(min)"])
+    }
+
+    static func tooHigh(_ max: Int) -> ValidationError {
+        ValidationError(modelName: "hat", key: "brimSize", message: "tooHigh", data: ["max": "\(max)"])
+    }
+
+    /// `5...15`: both bounds are in; one step beyond either is out, with Tailor's message and data.
+    static let closedCases: [RangeCase] = [
+        RangeCase(value: Int.min, expected: tooLow(5)),
+        RangeCase(value: 4, expected: tooLow(5)),
+        RangeCase(value: 5, expected: nil),
+        RangeCase(value: 6, expected: nil),
+        RangeCase(value: 14, expected: nil),
+        RangeCase(value: 15, expected: nil),
+        RangeCase(value: 16, expected: tooHigh(15)),
+        RangeCase(value: Int.max, expected: tooHigh(15)),
+    ]
+
+    /// `5..<15`: the lower bound is in, the upper bound is out.
+    static let halfOpenCases: [RangeCase] = [
+        RangeCase(value: Int.min, expected: tooLow(5)),
+        RangeCase(value: 4, expected: tooLow(5)),
+        RangeCase(value: 5, expected: nil),
+        RangeCase(value: 6, expected: nil),
+        RangeCase(value: 14, expected: nil),
+        RangeCase(value: 15, expected: tooHigh(15)),
+        RangeCase(value: 16, expected: tooHigh(15)),
+    ]
+
+    @Test(arguments: closedCases)
+    func closedRangeBounds(_ check: RangeCase) {
+        let expected = check.expected.map { [$0] } ?? []
+        #expect(Validation("hat").validate("brimSize", check.value, inRange: 5...15).errors == expected)
+        #expect(Validation("hat").validate("brimSize", check.value, inBounds: 5...15).errors == expected)
+    }
+
+    @Test(arguments: halfOpenCases)
+    func halfOpenRangeBounds(_ check: RangeCase) {
+        let expected = check.expected.map { [$0] } ?? []
+        #expect(Validation("hat").validate("brimSize", check.value, inRange: 5..<15).errors == expected)
+        #expect(Validation("hat").validate("brimSize", check.value, inBounds: 5..<15).errors == expected)
+    }
+
+    @Test
+    func rangeBoundsOfOtherComparables() {
+        // Doubles: the bound itself, and the next representable value past it.
+        #expect(Validation("hat").validate("weight", 0.5, inRange: 0.5...2.0).valid)
+        #expect(Validation("hat").validate("weight", 2.0, inRange: 0.5...2.0).valid)
+        #expect(Validation("hat").validate("weight", 0.5.nextDown, inRange: 0.5...2.0).errors.map(\.message) == ["tooLow"])
+        #expect(Validation("hat").validate("weight", 2.0.nextUp, inRange: 0.5...2.0).errors.map(\.message) == ["tooHigh"])
+        #expect(Validation("hat").validate("weight", 2.0.nextDown, inRange: 0.5..<2.0).valid)
+        #expect(Validation("hat").validate("weight", 2.0, inRange: 0.5..<2.0).errors
+            == [ValidationError(modelName: "hat", key: "weight", message: "tooHigh", data: ["max": "2.0"])])
+        // Strings compare as Swift compares them; a one-value range holds only that value.
+        #expect(Validation("hat").validate("size", "m", inRange: "m"..."m").valid)
+        #expect(Validation("hat").validate("size", "l", inRange: "m"..."m").errors.map(\.message) == ["tooLow"])
+        #expect(Validation("hat").validate("size", "n", inRange: "m"..."m").errors.map(\.message) == ["tooHigh"])
+        // An empty half-open range holds nothing: its bound is too high.
+        #expect(Validation("hat").validate("size", 3, inRange: 3..<3).errors.map(\.message) == ["tooHigh"])
+        // Errors accumulate in order, each on its own key.
+        let both = Validation("hat").validate("a", 0, inRange: 1...2).validate("b", 3, inRange: 1..<3)
+        #expect(both.errors.map(\.key) == ["a", "b"])
+        #expect(both.errors.map(\.message) == ["tooLow", "tooHigh"])
     }
 
     @Test
