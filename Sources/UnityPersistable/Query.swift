@@ -62,9 +62,10 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
         return filter(.fragment(SQLFragment(sql, values.map(\.databaseValue))))
     }
 
-    /// ANDs one condition per entry of `conditions`: column = value, `IS NULL` for nil, and (a
-    /// Unity addition) `IN (…)` for an array value. Columns are quoted and qualified with the
-    /// table name.
+    /// ANDs one condition per entry of `conditions`: column = value, `IS NULL` for nil, as
+    /// Tailor. Columns are quoted and qualified with the table name. A `[UInt8]` or `Data`
+    /// value is a blob compared for equality, as everywhere in Unity; for `IN (…)` use
+    /// ``filter(_:inList:)``.
     /// A `Decimal` value (or a column in ``Persistable/decimalColumns``) compares as a number
     /// on every backend.
     public func filter(_ conditions: [String: (any DatabaseValueConvertible)?]) -> Query {
@@ -73,9 +74,6 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
             switch conditions[column] ?? nil {
             case nil:
                 query = query.filter(operand(column, decimal: false).isNull)
-            case let array as any PersistableValueList:
-                query = query.filter(.inList(operand(column, decimal: false), array.databaseValues.map { .bind($0) },
-                                             negated: false))
             case let value?:
                 let bound = value.databaseValue
                 let target = operand(column, decimal: value is Decimal)
@@ -405,15 +403,6 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
             return parents.map { ($0, $0.id.flatMap { byParent[$0] } ?? []) }
         }
     }
-}
-
-/// An array given as a dictionary filter's value, read as `IN (…)`.
-protocol PersistableValueList {
-    var databaseValues: [DatabaseValue] { get }
-}
-
-extension Array: PersistableValueList where Element: DatabaseValueConvertible {
-    var databaseValues: [DatabaseValue] { map(\.databaseValue) }
 }
 
 /// A page of a query's records, as Tailor's `PaginatedList`.
