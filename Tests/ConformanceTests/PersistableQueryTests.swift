@@ -40,9 +40,10 @@ struct PersistableQueryTests {
         // A join selects the table's own columns.
         let joined = try Query<Hat>().join(Store.self, fromColumn: "id", toColumn: "store_id").toSql(dialect: .sqlite)
         #expect(joined.sql == #"SELECT "hats".* FROM "hats" INNER JOIN "stores" ON "stores"."id" = "hats"."store_id""#)
-        // Dictionary filters: nil is IS NULL, an array is IN.
+        // Dictionary filters: nil is IS NULL; a [UInt8] value is one blob, never IN.
         let dict = try Query<Order>().filter(["note": nil, "hat_id": [1, 2]]).toSql(dialect: .postgres)
-        #expect(dict.sql == #"SELECT * FROM "orders" WHERE "orders"."hat_id" IN (?, ?) AND "orders"."note" IS NULL"#)
+        #expect(dict.sql == #"SELECT * FROM "orders" WHERE "orders"."hat_id" = ? AND "orders"."note" IS NULL"#)
+        #expect(dict.bindings == [.blob(Data([1, 2]))])
     }
 
     @Test(arguments: Backend.allCases)
