@@ -17,7 +17,7 @@ extension DBManager {
     /// Connects to the PostgreSQL database at `postgresURL` (optionally in the schema
     /// `searchPath`), runs the `.sql` files of `dbDefFilePaths` that have not run on it yet,
     /// and pushes it above the open database: it is the default until
-    /// ``DBManager/pop(deleteDB:)`` (sModel's `push(_:dbDefFilePaths:)`). `pop(deleteDB: true)`
+    /// `DBManager.pop(deleteDB:)` (sModel's `push(_:dbDefFilePaths:)`). `pop(deleteDB: true)`
     /// closes its connections but deletes nothing on a server: drop the schema yourself.
     public static func push(postgresURL: String, dbDefFilePaths: [String], connections: Int = 8,
                             searchPath: String? = nil,

@@ -1,6 +1,6 @@
 @_exported import Unity
 
-/// The PostgreSQL driver: hand one to ``Database`` to work against a PostgreSQL server
+/// The PostgreSQL driver: hand one to `Database` to work against a PostgreSQL server
 /// through libpq.
 ///
 /// ```swift
@@ -12,7 +12,7 @@
 /// decoder.
 ///
 /// Through a transaction-mode pooler (PgBouncer with `pool_mode = transaction`), turn on
-/// ``PoolerMode/transaction``: in ``DatabaseConfiguration/poolerMode``, as this initializer's
+/// `PoolerMode.transaction`: in `DatabaseConfiguration.poolerMode`, as this initializer's
 /// `poolerMode`, or as the URL parameter `pooler=transaction`
 /// (`postgresql://app@127.0.0.1:6432/app?pooler=transaction`), which the driver takes out of
 /// the URL before libpq sees it.
@@ -22,8 +22,8 @@ public struct PostgresDriver: DatabaseDriver {
     public let connectionString: String
     /// The connection string libpq gets: ``connectionString`` without the `pooler` parameter.
     let libpqConnectionString: String
-    /// ``PoolerMode/transaction`` when the initializer or the URL's `pooler` parameter asked
-    /// for it; a ``DatabaseConfiguration/poolerMode`` of `.transaction` turns it on too.
+    /// `PoolerMode.transaction` when the initializer or the URL's `pooler` parameter asked
+    /// for it; a `DatabaseConfiguration.poolerMode` of `.transaction` turns it on too.
     public let poolerMode: PoolerMode
     /// The URL's `pooler` value when it names no mode: connecting then fails with a message.
     private let invalidPoolerParameter: String?
@@ -40,7 +40,7 @@ public struct PostgresDriver: DatabaseDriver {
     ///   - searchPath: a schema name each connection selects with `SET search_path` after
     ///     connecting; it is quoted as an identifier, so its case is kept.
     ///   - poolerMode: `.transaction` behind a transaction-mode pooler (see
-    ///     ``DatabaseConfiguration/poolerMode``); the URL parameter `pooler=transaction` says
+    ///     `DatabaseConfiguration.poolerMode`); the URL parameter `pooler=transaction` says
     ///     the same.
     public init(_ connectionString: String, connections: Int = 8, searchPath: String? = nil, poolerMode: PoolerMode = .none) {
         self.connectionString = connectionString
@@ -97,15 +97,15 @@ public struct PostgresDriver: DatabaseDriver {
     public var pipelinesIndependentQueries: Bool { true }
 
     /// Opens a connection; `role` is ignored because every PostgreSQL connection may write.
-    /// Throws ``DatabaseError/connectionFailed(_:)`` with libpq's message when the server
+    /// Throws `DatabaseError.connectionFailed(_:)` with libpq's message when the server
     /// cannot be reached, refuses the login, or the search path cannot be set.
     public func connect(role: ConnectionRole) throws -> any DriverConnection {
         try connect(role: role, configuration: DatabaseConfiguration())
     }
 
     /// Opens a connection that follows ``poolerMode`` or, when that is `.none`, the
-    /// configuration's ``DatabaseConfiguration/poolerMode``. Throws
-    /// ``DatabaseError/connectionFailed(_:)`` as ``connect(role:)`` does, and for a `pooler`
+    /// configuration's `DatabaseConfiguration.poolerMode`. Throws
+    /// `DatabaseError.connectionFailed(_:)` as ``connect(role:)`` does, and for a `pooler`
     /// URL parameter that names no mode.
     public func connect(role: ConnectionRole, configuration: DatabaseConfiguration) throws -> any DriverConnection {
         if let invalidPoolerParameter {

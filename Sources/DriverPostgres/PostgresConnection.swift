@@ -73,7 +73,7 @@ final class PGCancelHandle: @unchecked Sendable {
     }
 }
 
-/// One libpq connection. Used by one thread at a time, as the ``DriverConnection`` contract
+/// One libpq connection. Used by one thread at a time, as the `DriverConnection` contract
 /// says; only the interrupter crosses threads.
 final class PostgresConnection: DriverConnection {
     /// How many prepared statements a connection keeps before it deallocates the least
@@ -113,8 +113,8 @@ final class PostgresConnection: DriverConnection {
         let digits = String(UInt64.random(in: 0...0xFFFF_FFFF_FFFF), radix: 16)
         return "u" + String(repeating: "0", count: 12 - digits.count) + digits + "_"
     }()
-    /// True for ``PoolerMode/transaction``: no state is kept on the server between
-    /// transactions (see ``PoolerMode/transaction``).
+    /// True for `PoolerMode.transaction`: no state is kept on the server between
+    /// transactions (see `PoolerMode.transaction`).
     let transactionPooler: Bool
     /// The schema put first on the search path, if any (pinned per transaction by a pooled
     /// connection, set once on the session otherwise).
@@ -385,7 +385,7 @@ final class PostgresConnection: DriverConnection {
         return keywords.contains(word)
     }
 
-    /// The COMMIT that ends a read-only transaction (what ``SQLDialect`` renders).
+    /// The COMMIT that ends a read-only transaction (what `SQLDialect` renders).
     static let commitSQL = "COMMIT"
 
     /// Ends a held read and begins the next one with the same characteristics.
@@ -486,7 +486,7 @@ final class PostgresConnection: DriverConnection {
         runningBegin = nil
     }
 
-    /// The libpq handle, or a ``DatabaseError/misuse(_:)`` when the connection is closed or
+    /// The libpq handle, or a `DatabaseError.misuse(_:)` when the connection is closed or
     /// a cursor is streaming on it.
     private func readyHandle(keepingCommitReply: Bool = false) throws -> OpaquePointer {
         guard let handle else {
@@ -1407,7 +1407,7 @@ final class PostgresConnection: DriverConnection {
 // MARK: - Through a transaction-mode pooler
 
 extension PostgresConnection {
-    /// Maps a failure to a ``DatabaseError``, recognizing a statement name of this connection
+    /// Maps a failure to a `DatabaseError`, recognizing a statement name of this connection
     /// that the server does not hold as it was prepared.
     func pgError(result: OpaquePointer?, connection: OpaquePointer?, sql: String?) -> DatabaseError {
         if let commitFailure = commitReplyFailure, let result,

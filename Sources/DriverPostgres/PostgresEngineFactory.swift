@@ -1,7 +1,7 @@
 import Unity
 
 /// Opens a PostgreSQL database from a connection URL (`postgresql://user@host/db`) for a
-/// flavor that takes an ``EngineFactory``.
+/// flavor that takes an `EngineFactory`.
 public struct PostgresEngineFactory: EngineFactory {
     /// The libpq connection URL or keyword string.
     public let url: String

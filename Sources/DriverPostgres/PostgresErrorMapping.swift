@@ -1,7 +1,7 @@
 import CLibPQ
 import Unity
 
-/// The one place where PostgreSQL failures become ``DatabaseError`` cases.
+/// The one place where PostgreSQL failures become `DatabaseError` cases.
 enum PGErrorMapping {
     // libpq's PG_DIAG_* field codes are character macros; spelled out here.
     static let fieldSQLState = Int32(UInt8(ascii: "C"))
@@ -10,11 +10,11 @@ enum PGErrorMapping {
     static let fieldConstraint = Int32(UInt8(ascii: "n"))
 
     /// Maps a failed result (or, when `result` is nil, the connection's last error) to a
-    /// ``DatabaseError``, attaching `sql`.
+    /// `DatabaseError`, attaching `sql`.
     ///
     /// With `statementPrefix` (the prefix of the statement names a connection prepares), a
     /// 26000 (no such prepared statement), 42P05 (it exists already) or 08P01 (a Bind that
-    /// does not fit it) about one of those names becomes ``DatabaseError/misuse(_:)`` naming
+    /// does not fit it) about one of those names becomes `DatabaseError.misuse(_:)` naming
     /// the pooler setting: the server connection that answered is not the one the statement
     /// was prepared on, which is what a transaction-mode pooler does.
     static func error(result: OpaquePointer?, connection: OpaquePointer?, sql: String?, statementPrefix: String? = nil) -> DatabaseError {
@@ -60,7 +60,7 @@ enum PGErrorMapping {
                 + (sql.map { "; the statement: \($0)" } ?? ""))
     }
 
-    /// Maps a SQLSTATE to a ``DatabaseError`` case.
+    /// Maps a SQLSTATE to a `DatabaseError` case.
     static func error(sqlState: String?, context: DatabaseErrorContext, connectionBad: Bool) -> DatabaseError {
         // A broken connection wins over whatever the last statement said: the pool must
         // replace it. Errors libpq makes up itself (lost socket, …) carry no SQLSTATE.

@@ -145,7 +145,7 @@ struct PGParameterBuffer {
     }
 
     /// Appends one parameter; `position` is its 1-based `$n`, for error messages.
-    /// Throws ``DatabaseError/misuse(_:)`` for values PostgreSQL cannot store: NaN, text with
+    /// Throws `DatabaseError.misuse(_:)` for values PostgreSQL cannot store: NaN, text with
     /// NUL characters, blobs over 2 GB, dates beyond 64-bit microseconds.
     mutating func append(_ value: DatabaseValue, position: Int) throws {
         types.append(Self.typeOID(of: value))
@@ -262,7 +262,7 @@ struct PGParameterBuffer {
 
 /// Decodes column values straight from the bytes libpq hands out, without intermediate
 /// strings or Foundation formatters. Every length is checked: a malformed value throws
-/// ``DatabaseError/typeConversion(_:)``, never reads out of bounds.
+/// `DatabaseError.typeConversion(_:)`, never reads out of bounds.
 enum PGValueDecoder {
 
     static func malformed(_ kind: PGColumnKind, column: String, _ detail: String) -> DatabaseError {

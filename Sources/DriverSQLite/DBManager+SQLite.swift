@@ -15,8 +15,8 @@ extension DBManager {
 
     /// Opens the SQLite database at `path` (in memory when nil), runs the `.sql` files of
     /// `dbDefFilePaths` that have not run on it yet, and pushes it above the open database:
-    /// it is the default until ``DBManager/pop(deleteDB:)``, which can delete its file
-    /// (sModel's `push(_:dbDefFilePaths:)`). Throws ``DBManagerError/nothingToPushOnto`` when
+    /// it is the default until `DBManager.pop(deleteDB:)`, which can delete its file
+    /// (sModel's `push(_:dbDefFilePaths:)`). Throws `DBManagerError.nothingToPushOnto` when
     /// no database is open.
     public static func push(_ path: String?, dbDefFilePaths: [String], readers: Int = 4,
                             configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {

@@ -15,12 +15,12 @@ public struct SQLiteDriver: DatabaseDriver {
     /// The number of read-only connections the pool may open next to the writer.
     public let readers: Int
     /// How long, in seconds, a connection waits for a lock held by another process before
-    /// failing with ``DatabaseError/busy(_:)``.
+    /// failing with `DatabaseError.busy(_:)`.
     public let busyTimeout: Double
     /// True for a database that lives only in memory, in a single connection.
     public let isInMemory: Bool
     /// True when every connection, the writer included, is opened read-only: for a file
-    /// that cannot (or must not) be written. Writes fail with ``DatabaseError/readOnly(_:)``.
+    /// that cannot (or must not) be written. Writes fail with `DatabaseError.readOnly(_:)`.
     public let isReadOnly: Bool
 
     /// A driver for the database file at `path`, created if missing, with one writer and
@@ -28,12 +28,12 @@ public struct SQLiteDriver: DatabaseDriver {
     ///
     /// `":memory:"` and `""` name a database private to one SQLite connection (each new
     /// connection would get an empty one of its own), so they give ``inMemory()``: one
-    /// database per ``Database``, in a single connection that serves reads and writes.
+    /// database per `Database`, in a single connection that serves reads and writes.
     ///
     /// With `readOnly: true` the file must exist and is only read: no connection opens it
     /// for writing or changes its journal mode, so a write-protected file (or one on
     /// read-only media) can be opened, and every write fails with
-    /// ``DatabaseError/readOnly(_:)``. A file in WAL mode still needs its directory to be
+    /// `DatabaseError.readOnly(_:)`. A file in WAL mode still needs its directory to be
     /// writable (SQLite creates the `-shm` index beside it) unless its `-wal` and `-shm`
     /// files exist.
     public init(path: String, readers: Int = 4, busyTimeout: Double = 5, readOnly: Bool = false) {
@@ -68,15 +68,15 @@ public struct SQLiteDriver: DatabaseDriver {
         SQLiteDriver(inMemoryWithBusyTimeout: 5)
     }
 
-    /// ``SQLDialect/sqlite``.
+    /// `SQLDialect.sqlite`.
     public var dialect: SQLDialect { .sqlite }
 
     /// `.singleWriter(readers:)`: one writer, `readers` readers (none for an in-memory database).
     public var poolShape: PoolShape { .singleWriter(readers: readers) }
 
     /// Opens a connection: read-write (creating the file) for `.writer`, read-only for
-    /// `.reader` (and for every role when ``isReadOnly``). Throws ``DatabaseError/connectionFailed(_:)`` naming the path and SQLite's
-    /// message when the database cannot be opened, and ``DatabaseError/misuse(_:)`` when a
+    /// `.reader` (and for every role when ``isReadOnly``). Throws `DatabaseError.connectionFailed(_:)` naming the path and SQLite's
+    /// message when the database cannot be opened, and `DatabaseError.misuse(_:)` when a
     /// reader is asked of an in-memory database.
     public func connect(role: ConnectionRole) throws -> any DriverConnection {
         if isInMemory && role == .reader {

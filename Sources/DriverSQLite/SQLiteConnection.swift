@@ -328,7 +328,7 @@ final class SQLiteConnection: DriverConnection {
     }
 }
 
-/// Registers `unity_fold(x)`: ``TextFolding/fold(_:)`` of a text value (NULL stays NULL, other
+/// Registers `unity_fold(x)`: `TextFolding.fold(_:)` of a text value (NULL stays NULL, other
 /// values are folded as their text), so SQLite folds case and accents as PostgreSQL's
 /// `translate` does with the same table.
 private func registerFoldFunction(_ db: OpaquePointer) {

@@ -1,8 +1,8 @@
 import Unity
 
-/// Opens a SQLite database for a flavor that takes an ``EngineFactory`` (Amigo's
+/// Opens a SQLite database for a flavor that takes an `EngineFactory` (Amigo's
 /// `SQLiteEngineFactory(":memory:", echo: true)`): a file path, or `":memory:"` for an
-/// in-memory database (one connection, so its data lives as long as the ``Database``).
+/// in-memory database (one connection, so its data lives as long as the `Database`).
 public struct SQLiteEngineFactory: EngineFactory {
     /// The file path, or `":memory:"`.
     public let path: String

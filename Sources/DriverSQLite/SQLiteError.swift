@@ -23,7 +23,7 @@ enum SQLiteResultCode {
 
 /// Maps an SQLite (extended) result code and message to the one Unity error type.
 ///
-/// This is the only place where SQLite's codes become ``DatabaseError`` cases, so the same
+/// This is the only place where SQLite's codes become `DatabaseError` cases, so the same
 /// fault is always reported the same way, whether it came from prepare, bind, step or exec.
 func mapSQLiteError(code: Int32, message: String, sql: String?) -> DatabaseError {
     let context = DatabaseErrorContext(message: message, sql: sql, code: String(code))

@@ -56,7 +56,7 @@ public final class Amigo: @unchecked Sendable {
     /// a mapping problem (found here, before any statement runs).
     ///
     /// As in Amigo (one engine per factory), every `Amigo` made from equal factories (the same
-    /// type, path or URL and options) shares one ``Database`` while any of them is alive: two
+    /// type, path or URL and options) shares one `Database` while any of them is alive: two
     /// `Amigo`s on one `SQLiteEngineFactory(":memory:")` see the same rows.
     public convenience init(_ models: [ORMModel], factory: some EngineFactory) throws {
         try self.init(models, database: FactoryDatabases.shared.database(for: factory))
@@ -205,7 +205,7 @@ public final class Amigo: @unchecked Sendable {
     }
 
     /// The migration ``createAll()`` applies: named after the mapped tables (with the core's
-    /// ``Migrator/flavorMigrationPrefix``, so the application's own migrators leave it alone),
+    /// `Migrator.flavorMigrationPrefix`, so the application's own migrators leave it alone),
     /// its checksum the SQL it runs. It shares the tracking table with those migrations.
     public var createAllMigration: Migration {
         Migration(Migrator.flavorMigrationPrefix + "orm/create_all(" + models.map(\.tableName).sorted().joined(separator: ",") + ")",
@@ -213,9 +213,9 @@ public final class Amigo: @unchecked Sendable {
     }
 
     /// Creates every table, index and link table that is missing, as one migration recorded
-    /// by the core's ``Migrator``; running it again changes nothing. A later change to a
+    /// by the core's `Migrator`; running it again changes nothing. A later change to a
     /// model is a migration you write (the recorded checksum then no longer matches:
-    /// ``MigrationError/checksumMismatch(name:applied:current:)``).
+    /// `MigrationError.checksumMismatch(name:applied:current:)`).
     public func createAll() throws {
         let migration = createAllMigration
         var migrator = Migrator(migrations: [migration])

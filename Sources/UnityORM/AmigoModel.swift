@@ -64,7 +64,7 @@ enum FieldAccessor {
     case toOne(get: (AmigoModel) -> AmigoModel?, set: (AmigoModel, AmigoModel?) -> Bool, relatedType: AmigoModel.Type)
 }
 
-/// One entry of a model's accessor table; build it with ``property(_:_:)-swift.type.method``.
+/// One entry of a model's accessor table; build it with `property(_:_:)`.
 public struct ORMProperty<Model: AmigoModel> {
     let name: String
     /// How it is read and written; nil for a property of a type the ORM cannot store.
@@ -87,7 +87,7 @@ public struct ORMProperty<Model: AmigoModel> {
     }
 
     /// A property holding a non-optional value, written through its key path (slower than
-    /// the setter form ``property(_:_:set:)-swift.type.method`` that `@ORMFields` writes).
+    /// the setter form `property(_:_:set:)` that `@ORMFields` writes).
     @inlinable
     public static func property<V: DatabaseValueConvertible>(_ name: String, _ keyPath: ReferenceWritableKeyPath<Model, V>) -> ORMProperty {
         property(name, keyPath) { $0[keyPath: keyPath] = $1 }
@@ -125,7 +125,7 @@ extension ORMProperty {
     }
 
     /// A property holding an optional value (nil is NULL), written by `set` (see
-    /// ``property(_:_:set:)-swift.type.method``).
+    /// `property(_:_:set:)`).
     @inlinable
     public static func property<V: DatabaseValueConvertible>(_ name: String, _ keyPath: KeyPath<Model, V?>,
                                                              set: @escaping (Model, V?) -> Void) -> ORMProperty {

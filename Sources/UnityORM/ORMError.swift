@@ -1,4 +1,4 @@
-/// A fault of the ORM flavor itself (database faults stay ``DatabaseError`` cases). Every
+/// A fault of the ORM flavor itself (database faults stay `DatabaseError` cases). Every
 /// message says what is wrong and what to do.
 public enum ORMError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The mapping of a model is wrong (a missing accessor, a through model without its two

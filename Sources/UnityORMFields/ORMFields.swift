@@ -1,6 +1,6 @@
 @_exported import UnityORM
 
-/// Generates an `AmigoModel` subclass's ``UnityORM/AmigoModel/ormFields`` accessor table from
+/// Generates an `AmigoModel` subclass's `AmigoModel.ormFields` accessor table from
 /// its stored `var` properties, each by its name, as Amigo found them through KVC:
 ///
 /// ```swift

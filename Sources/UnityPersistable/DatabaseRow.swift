@@ -7,7 +7,7 @@ import Unity
 public typealias Timestamp = Date
 
 /// Tailor's name for a value that can be persisted in a column: the core's
-/// ``DatabaseValueConvertible``.
+/// `DatabaseValueConvertible`.
 public typealias DatabaseValuePersistable = DatabaseValueConvertible
 
 /// The errors of the active-record flavor. Database faults stay the core's `DatabaseError`.
@@ -42,8 +42,8 @@ public enum PersistableError: Error, Sendable, Equatable, CustomStringConvertibl
 
 /// One fetched row, handed to `init(databaseRow:)`.
 ///
-/// It wraps the core's ``Row`` without copying it into a dictionary: `read("color")` finds the
-/// column through the result set's shared layout, exactly as ``Row/decode(_:column:)`` does, so
+/// It wraps the core's `Row` without copying it into a dictionary: `read("color")` finds the
+/// column through the result set's shared layout, exactly as `Row.decode(_:column:)` does, so
 /// building a record costs what reading the core's rows costs.
 ///
 /// ```swift

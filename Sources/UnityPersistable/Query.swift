@@ -18,7 +18,7 @@ import Unity
 /// their values bound and `?` rewritten for the backend.
 ///
 /// Calls that run the query take an optional database as their last argument; without one they
-/// use ``DefaultDatabase/current``. The seed's non-throwing calls (`all()`, `first()`, …) log
+/// use `DefaultDatabase.current`. The seed's non-throwing calls (`all()`, `first()`, …) log
 /// a failure and answer empty; the `…OrThrow` calls throw it.
 public struct Query<Record: Persistable>: Sendable, Equatable {
     /// The table the query reads.

@@ -141,7 +141,7 @@ public struct GenericQuery: QueryType, Equatable {
     public func filter(_ sql: String, _ values: [any DatabaseValueConvertible]) -> GenericQuery {
         GenericQuery(base: base.filter(sql, values))
     }
-    /// See ``QueryType/filter(_:)-([String:(any DatabaseValueConvertible)?])``.
+    /// See the dictionary form of `QueryType.filter(_:)`.
     public func filter(_ conditions: [String: (any DatabaseValueConvertible)?]) -> GenericQuery {
         GenericQuery(base: base.filter(conditions))
     }

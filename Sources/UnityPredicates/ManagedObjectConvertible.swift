@@ -79,7 +79,7 @@ public struct Attribute<PlainObject>: Hashable, @unchecked Sendable {
     @usableFromInline let slot: StoredSlot?
 
     /// An attribute stored in the column `name`; `unique: true` adds a UNIQUE constraint
-    /// (a value already stored then throws ``DatabaseError`` `.constraintViolation(.unique, …)`).
+    /// (a value already stored then throws `DatabaseError` `.constraintViolation(.unique, …)`).
     ///
     /// (Inlinable so that its closures are compiled for the model's concrete types: as generic
     /// code they looked up type metadata on every call, which cost more than the row's values.)
@@ -192,7 +192,7 @@ enum StoredSlot: Sendable {
     }
 }
 
-/// The flavor's own faults. Database faults stay the core's ``DatabaseError``.
+/// The flavor's own faults. Database faults stay the core's `DatabaseError`.
 public enum PredicatesError: Error, CustomStringConvertible, Sendable {
     /// A key path that no declared ``Attribute`` stores.
     case unknownAttribute(entity: String, keyPath: String)

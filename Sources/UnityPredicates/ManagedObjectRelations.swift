@@ -182,7 +182,9 @@ public final class ManagedObjectSet<Destination: ManagedObjectConvertible>: Sequ
     public func remove(_ object: ManagedObject<Destination>) throws { try handle.remove(object) }
     /// Sworm's `delete`: removes `object` from the relation and deletes it (its delete rules
     /// applied).
-    /// - Parameter context: the running `perform`'s context (the objects' own).
+    /// - Parameters:
+    ///   - object: the related object to delete.
+    ///   - context: the running `perform`'s context (the objects' own).
     public func delete(_ object: ManagedObject<Destination>, context: ManagedObjectContext) throws {
         try handle.delete(object, context: context)
     }
@@ -212,7 +214,9 @@ public final class ManagedObjectOrderedSet<Destination: ManagedObjectConvertible
     public func remove(_ object: ManagedObject<Destination>) throws { try handle.remove(object) }
     /// Sworm's `delete`: removes `object` from the list and deletes it (its delete rules
     /// applied).
-    /// - Parameter context: the running `perform`'s context (the objects' own).
+    /// - Parameters:
+    ///   - object: the related object to delete.
+    ///   - context: the running `perform`'s context (the objects' own).
     public func delete(_ object: ManagedObject<Destination>, context: ManagedObjectContext) throws {
         try handle.delete(object, context: context)
     }

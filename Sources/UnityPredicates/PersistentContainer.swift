@@ -1,6 +1,6 @@
 import Foundation
 
-/// Sworm's container, on a Unity ``Database`` instead of Core Data:
+/// Sworm's container, on a Unity `Database` instead of Core Data:
 ///
 /// ```swift
 /// let db = PersistentContainer(database: database, models: [Author.self, Book.self])
@@ -24,7 +24,7 @@ public final class PersistentContainer: Sendable {
     /// The databases already migrated, held weakly (a new database may reuse an old address).
     private let migrated = Mutex<[ObjectIdentifier: WeakDatabase]>([:])
 
-    /// A container on `database` (nil: the core's ``DefaultDatabase``, resolved at each
+    /// A container on `database` (nil: the core's `DefaultDatabase`, resolved at each
     /// call) for `models`.
     public convenience init(database: Database? = nil, models: [any ManagedObjectConvertible.Type],
                             createsSchema: Bool = true, logError: (@Sendable (any Error) -> Void)? = nil) {

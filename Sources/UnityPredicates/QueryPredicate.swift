@@ -227,7 +227,7 @@ extension Query {
 
     /// True when the text begins with `value`, taken literally (`%`, `_`, `\` are plain
     /// characters). Case- and accent-insensitive by default, equally on every backend
-    /// (see ``TextFolding``); `caseInsensitive: false` compares exactly.
+    /// (see `TextFolding`); `caseInsensitive: false` compares exactly.
     public static func beginsWith<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: String, caseInsensitive: Bool = true) -> QueryPredicate
     where A.PrimitiveAttributeType == String {
         column(keyPath, T.self) { .text($0, .beginsWith, value, caseInsensitive: caseInsensitive) }
@@ -237,7 +237,7 @@ extension Query {
     where A.PrimitiveAttributeType == String {
         column(keyPath, T.self) { .text($0, .beginsWith, value, caseInsensitive: caseInsensitive) }
     }
-    /// True when the text ends with `value`; see ``beginsWith(_:_:caseInsensitive:)``.
+    /// True when the text ends with `value`; see `beginsWith(_:_:caseInsensitive:)`.
     public static func endsWith<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: String, caseInsensitive: Bool = true) -> QueryPredicate
     where A.PrimitiveAttributeType == String {
         column(keyPath, T.self) { .text($0, .endsWith, value, caseInsensitive: caseInsensitive) }
@@ -247,7 +247,7 @@ extension Query {
     where A.PrimitiveAttributeType == String {
         column(keyPath, T.self) { .text($0, .endsWith, value, caseInsensitive: caseInsensitive) }
     }
-    /// True when the text contains `value`; see ``beginsWith(_:_:caseInsensitive:)``.
+    /// True when the text contains `value`; see `beginsWith(_:_:caseInsensitive:)`.
     public static func contains<T: ManagedObjectConvertible, A: SupportedAttributeType>(_ keyPath: KeyPath<T, A>, _ value: String, caseInsensitive: Bool = true) -> QueryPredicate
     where A.PrimitiveAttributeType == String {
         column(keyPath, T.self) { .text($0, .contains, value, caseInsensitive: caseInsensitive) }

@@ -55,10 +55,14 @@ public struct ToOneRelation<Destination: ManagedObjectConvertible>: Sendable {
     /// Declares a to-one relation named `name`, with the inverse relation's name on
     /// `Destination` (kept in step automatically) and a delete rule.
     ///
-    /// - Parameter column: the foreign-key column of this model's own table that holds the
-    ///   related object's key (as Core Data and most existing schemas store a to-one
-    ///   relation: `album.artist_id`); nil (the default) keeps the relation in a link table.
-    ///   The inverse, if any, is then read through the same column.
+    /// - Parameters:
+    ///   - name: the relation's name, as the inverse declares it.
+    ///   - inverse: the inverse relation's name on `Destination`, if it has one.
+    ///   - deleteRule: what deleting this object does to the related one.
+    ///   - column: the foreign-key column of this model's own table that holds the
+    ///     related object's key (as Core Data and most existing schemas store a to-one
+    ///     relation: `album.artist_id`); nil (the default) keeps the relation in a link table.
+    ///     The inverse, if any, is then read through the same column.
     public init(_ name: String, inverse: String? = nil, deleteRule: DeleteRule = .nullify, column: String? = nil) {
         declaration = RelationDeclaration(name: name, destinationEntity: Destination.entityName, inverse: inverse,
                                           kind: .toOne, deleteRule: deleteRule, column: column)

@@ -1,6 +1,6 @@
 @_exported import Unity
 
-/// Generates a struct's ``Unity/RowDecodable`` and ``Unity/RowEncodable`` conformances: row
+/// Generates a struct's `RowDecodable` and `RowEncodable` conformances: row
 /// coding with no `Codable` container, column positions resolved once per result set, values
 /// written straight into the statement. Attach it to a `ModelDef` and the model's fetches,
 /// saves and batches use it instead of `Codable`:

@@ -33,7 +33,7 @@
 public macro Model(id: ModelKey) = #externalMacro(module: "UnityMacros", type: "StateModelMacro")
 
 /// Marks a method of a `@Model` class as a command that a remote database can run on the same
-/// instance. It adds `<name>Command(<same arguments>)`, which returns the ``CommandRequest``;
+/// instance. It adds `<name>Command(<same arguments>)`, which returns the `CommandRequest`;
 /// command ids are integer literals, unique within the model. Arguments must be `Codable`.
 @attached(peer, names: suffixed(Command))
 public macro Command(id: Int) = #externalMacro(module: "UnityMacros", type: "StateCommandMacro")

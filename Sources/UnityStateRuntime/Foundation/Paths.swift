@@ -27,7 +27,7 @@ public struct Path: Hashable, Sendable {
     /// The id of the instance.
     public let instance: InstanceKey
 
-    /// The id of the property (``PropertyKey/instanceId`` for the instance's status).
+    /// The id of the property (`PropertyKey.instanceId` for the instance's status).
     public let property: PropertyKey
 
     /// Creates the path of one property of one instance.
