@@ -259,4 +259,35 @@ import UnityState
         #expect(id == 2)
         #expect(serverDB.get(id: 1, of: Package.self)?.log == ["install 1.2"])
     }
+
+    /// The README's example of the unencoded sync and of export / import, as written there
+    /// (with the fixtures' models).
+    @Test func readmeExample() throws {
+        let serverDB = InMemoryHistoryDatabase(), clientDB = InMemoryDatabase()
+        let modelMap = Self.modelMap
+        try StateSyncTests.seed(serverDB)
+        let lastSync = Date.distantPast
+        let package = try Package.create(in: serverDB, id: 1, name: "p")
+        // --- as in README.md ---
+        let server = UnencodedRequestProcessor(database: serverDB, modelMap: modelMap)
+        let client = UnencodedUpdateConsumer(database: clientDB, modelMap: modelMap)
+        try client.apply(instanceUpdates: try server.instanceStatusUpdates(for: Person.self, after: nil))
+        var next: InstanceKey? = nil
+        repeat {
+            next = try client.apply(modelUpdates: try server.allUpdates(for: Person.self, after: nil, limit: 500, startingAt: next))
+        } while next != nil
+        let one: InstanceUpdate = try server.updates(for: 1, of: Person.self, after: lastSync)
+        try server.process(command: package.installCommand(version: "2"))
+        // --- end ---
+        try StateSyncTests.checkSynced(clientDB)
+        #expect(one.properties.first(where: { $0.id == 1 })?.value(as: String.self) == "Ann")
+        #expect(serverDB.get(id: 1, of: Package.self)?.installed == "2")
+
+        // --- as in README.md ---
+        let exported = try clientDB.getEncodedHistory(until: .distantPast)
+        let other = InMemoryDatabase()
+        try other.insert(records: exported)
+        // --- end ---
+        try StateSyncTests.checkSynced(other)
+    }
 }
