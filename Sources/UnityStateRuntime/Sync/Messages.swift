@@ -6,6 +6,8 @@ import Foundation
 enum MessageKind: String, Codable {
     case instanceStatusRequest, instanceStatusUpdate, instanceUpdateRequest, instanceUpdate
     case modelUpdateRequest, modelUpdate, command, commandResponse
+    /// The records of `InMemoryDatabase.getEncodedHistory(until:)`.
+    case history
 }
 
 struct Envelope<Payload: Codable>: Codable {

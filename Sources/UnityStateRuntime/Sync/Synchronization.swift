@@ -113,13 +113,7 @@ public final class RequestProcessor: ModelMapping {
     }
 
     private func statuses(_ model: ModelKey, after: Date?) -> [StatusEntry] {
-        if let timestamped = datedView(of: database) {
-            return timestamped.all(model: model) { id, status, date -> StatusEntry? in
-                if let after, date <= after { return nil }
-                return StatusEntry(instance: id, status: status, date: date)
-            }
-        }
-        return database.all(model: model) { StatusEntry(instance: $0, status: $1, date: nil) }
+        syncStatuses(of: database, model: model, after: after)
     }
 
     /// Every property of one instance changed after the request's date (all on a store
@@ -135,22 +129,12 @@ public final class RequestProcessor: ModelMapping {
 
     private func instanceUpdate(_ type: any ModelProtocol.Type, instance: InstanceKey, after: Date?) throws(StateError) -> InstanceUpdateData? {
         let model = type.modelId
-        let statusPath = Path(model: model, instance: instance)
-        var status: StatusEntry?
-        if let timestamped = datedView(of: database) {
-            guard let found: Timestamped<InstanceStatus> = timestamped.get(statusPath) else { return nil }
-            if after.map({ found.date > $0 }) ?? true {
-                status = StatusEntry(instance: instance, status: found.value, date: found.date)
-            }
-        } else {
-            guard let found: InstanceStatus = database.get(statusPath) else { return nil }
-            status = StatusEntry(instance: instance, status: found, date: nil)
-        }
+        guard let status = syncStatus(of: database, model: model, instance: instance, after: after) else { return nil }
         var reader = PropertyReader(database: database, model: model, instance: instance, after: after, encoder: coder.encoder,
                                     timestamped: datedView(of: database))
         type.visitProperties(with: &reader)
         if let failure = reader.failure { throw failure }
-        return InstanceUpdateData(model: model, instance: instance, status: status, properties: reader.values)
+        return InstanceUpdateData(model: model, instance: instance, status: status.entry, properties: reader.values)
     }
 
     /// One page of a model's updates after the request's date: whole instances, in id order,
@@ -160,49 +144,11 @@ public final class RequestProcessor: ModelMapping {
     public func process(modelUpdateRequest data: Data) throws(StateError) -> Data {
         let request = try coder.decode(.modelUpdateRequest, ModelUpdateRequestData.self, from: data)
         let type = try modelType(request.model)
-        var page: [InstanceUpdateData] = []
-        var count = 0
-        var next: InstanceKey?
-        // The instances are listed a run at a time (one indexed query on the SQL stores), and
-        // the SQL stores read the values of a run with two statements instead of one per value.
-        let chunk = max(1, min(1_000, request.limit))
-        var cursor = request.startingAt ?? .min
-        scan: while true {
-            let run = database.instanceKeys(of: request.model, from: cursor, limit: chunk)
-            guard let first = run.first, let last = run.last else { break }
-            let done: Bool = try prefetching(model: request.model, range: first...last) { () throws(StateError) -> Bool in
-                for id in run {
-                    guard let update = try instanceUpdate(type, instance: id, after: request.after) else { continue }
-                    if update.updateCount == 0 { continue }
-                    if !page.isEmpty, count + update.updateCount > max(1, request.limit) {
-                        next = id
-                        return true
-                    }
-                    page.append(update)
-                    count += update.updateCount
-                }
-                return false
-            }
-            if done || run.count < chunk || last == .max { break scan }
-            cursor = last + 1
+        let (page, next) = try syncPage(of: database, model: request.model, limit: request.limit, startingAt: request.startingAt,
+                                        count: \InstanceUpdateData.updateCount) { id throws(StateError) in
+            try instanceUpdate(type, instance: id, after: request.after)
         }
         return try coder.encode(.modelUpdate, ModelUpdateData(model: request.model, instances: page, next: next))
-    }
-
-    /// Runs `body` with the instances `range` read ahead when the database is a SQL store.
-    private func prefetching<R>(model: ModelKey, range: ClosedRange<InstanceKey>,
-                                _ body: () throws(StateError) -> R) throws(StateError) -> R {
-        guard let sql = database as? SQLDatabase else { return try body() }
-        do {
-            return try sql.withPrefetchedInstances(model: model, range: range) { try body() }
-        } catch let error as StateError {
-            throw error
-        } catch let error as DatabaseError {
-            // The store's own error, kept typed (a constraint, a lost connection, ...).
-            throw .store(error)
-        } catch {
-            throw .decodingFailed(error: String(describing: error))
-        }
     }
 
     /// Runs a command made by ``UpdateConsumer/encode(command:)`` on its instance and answers
@@ -359,12 +305,7 @@ public final class UpdateConsumer: ModelMapping {
     // MARK: Writing
 
     private func write(status entry: StatusEntry, model: ModelKey) {
-        let path = Path(model: model, instance: entry.instance)
-        if let timestamped = datedView(of: database) {
-            timestamped.set(entry.status, for: path, at: entry.date)
-        } else {
-            database.set(entry.status, for: path)
-        }
+        syncWrite(status: entry, model: model, to: database)
     }
 
     private func write(_ update: InstanceUpdateData, type: any ModelProtocol.Type) throws(StateError) {
@@ -378,16 +319,7 @@ public final class UpdateConsumer: ModelMapping {
     }
 
     private func inTransaction(_ body: () throws(StateError) -> Void) throws(StateError) {
-        do {
-            try database.transaction { try body() }
-        } catch let error as StateError {
-            throw error
-        } catch let error as DatabaseError {
-            // The store's own error, kept typed (a constraint, a lost connection, ...).
-            throw .store(error)
-        } catch {
-            throw .decodingFailed(error: String(describing: error))
-        }
+        try syncTransaction(database, body)
     }
 }
 
@@ -397,5 +329,113 @@ extension CommandRequest {
     public func encoded(using encoder: any GenericEncoder) throws(StateError) -> Data {
         try UpdateConsumer(database: InMemoryDatabase(), encoder: encoder, decoder: JSONDecoder(), modelMap: { _ in nil })
             .encode(command: self)
+    }
+}
+
+// MARK: Reading and writing shared by the encoded and the unencoded sides
+
+/// The status of `model`'s instances: those changed after `after` on a store that keeps
+/// dates, every instance elsewhere.
+func syncStatuses(of database: any Database, model: ModelKey, after: Date?) -> [StatusEntry] {
+    if let timestamped = datedView(of: database) {
+        return timestamped.all(model: model) { id, status, date -> StatusEntry? in
+            if let after, date <= after { return nil }
+            return StatusEntry(instance: id, status: status, date: date)
+        }
+    }
+    return database.all(model: model) { StatusEntry(instance: $0, status: $1, date: nil) }
+}
+
+/// An existing instance's status as a sync sends it.
+struct SyncStatus {
+    /// The status, when it changed after the date asked for (always on a store without dates).
+    let entry: StatusEntry?
+}
+
+/// The status of `instance` as a sync sends it, or nil when the instance does not exist.
+func syncStatus(of database: any Database, model: ModelKey, instance: InstanceKey, after: Date?) -> SyncStatus? {
+    let statusPath = Path(model: model, instance: instance)
+    if let timestamped = datedView(of: database) {
+        guard let found: Timestamped<InstanceStatus> = timestamped.get(statusPath) else { return nil }
+        guard after.map({ found.date > $0 }) ?? true else { return SyncStatus(entry: nil) }
+        return SyncStatus(entry: StatusEntry(instance: instance, status: found.value, date: found.date))
+    }
+    guard let found: InstanceStatus = database.get(statusPath) else { return nil }
+    return SyncStatus(entry: StatusEntry(instance: instance, status: found, date: nil))
+}
+
+/// One page of a model's updates: whole instances, in id order, from `startingAt`, until the
+/// page holds `limit` updates (an instance with more goes whole on a page of its own); and
+/// the instance the next page starts at (nil after the last).
+func syncPage<Update>(of database: any Database, model: ModelKey, limit: Int, startingAt: InstanceKey?,
+                      count: (Update) -> Int,
+                      read: (InstanceKey) throws(StateError) -> Update?) throws(StateError) -> ([Update], InstanceKey?) {
+    var page: [Update] = []
+    var total = 0
+    var next: InstanceKey?
+    // The instances are listed a run at a time (one indexed query on the SQL stores), and
+    // the SQL stores read the values of a run with two statements instead of one per value.
+    let chunk = max(1, min(1_000, limit))
+    var cursor = startingAt ?? .min
+    while true {
+        let run = database.instanceKeys(of: model, from: cursor, limit: chunk)
+        guard let first = run.first, let last = run.last else { break }
+        let done: Bool = try prefetching(database, model: model, range: first...last) { () throws(StateError) -> Bool in
+            for id in run {
+                guard let update = try read(id) else { continue }
+                let updates = count(update)
+                if updates == 0 { continue }
+                if !page.isEmpty, total + updates > max(1, limit) {
+                    next = id
+                    return true
+                }
+                page.append(update)
+                total += updates
+            }
+            return false
+        }
+        if done || run.count < chunk || last == .max { break }
+        cursor = last + 1
+    }
+    return (page, next)
+}
+
+/// Runs `body` with the instances `range` read ahead when the database is a SQL store.
+private func prefetching<R>(_ database: any Database, model: ModelKey, range: ClosedRange<InstanceKey>,
+                            _ body: () throws(StateError) -> R) throws(StateError) -> R {
+    guard let sql = database as? SQLDatabase else { return try body() }
+    do {
+        return try sql.withPrefetchedInstances(model: model, range: range) { try body() }
+    } catch let error as StateError {
+        throw error
+    } catch let error as DatabaseError {
+        // The store's own error, kept typed (a constraint, a lost connection, ...).
+        throw .store(error)
+    } catch {
+        throw .decodingFailed(error: String(describing: error))
+    }
+}
+
+/// Writes an instance status, with its date on a store that keeps dates.
+func syncWrite(status entry: StatusEntry, model: ModelKey, to database: any Database) {
+    let path = Path(model: model, instance: entry.instance)
+    if let timestamped = datedView(of: database) {
+        timestamped.set(entry.status, for: path, at: entry.date)
+    } else {
+        database.set(entry.status, for: path)
+    }
+}
+
+/// Runs `body` in one transaction of `database`; a store error stays typed.
+func syncTransaction(_ database: any Database, _ body: () throws(StateError) -> Void) throws(StateError) {
+    do {
+        try database.transaction { try body() }
+    } catch let error as StateError {
+        throw error
+    } catch let error as DatabaseError {
+        // The store's own error, kept typed (a constraint, a lost connection, ...).
+        throw .store(error)
+    } catch {
+        throw .decodingFailed(error: String(describing: error))
     }
 }
