@@ -228,6 +228,7 @@ struct CoreBatchedReadTests {
         try await withTestDatabase(backend, connections: 1) { (db: Database) async throws in
             try makeNumbers(db, count: 300)
             let started = Flag()
+            let cancelSent = Flag()
             let task = Task {
                 try await db.write { conn in
                     try conn.forEachRowInBatches(Self.ordered, batchSize: 100) { row in
@@ -235,8 +236,10 @@ struct CoreBatchedReadTests {
                         _ = try conn.execute(.insert(SQLInsert(into: "seen", values: ["n": .integer(n)])))
                         if n == 150 {
                             started.set()
-                            // Busy in Swift code when the cancel arrives.
-                            Thread.sleep(forTimeInterval: 0.5)
+                            // Busy in Swift code when the cancel arrives: the closure waits for
+                            // it (bounded), so a loaded machine cannot finish the rows first.
+                            let deadline = Date().addingTimeInterval(30)
+                            while !cancelSent.isSet && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
                         }
                     }
                 }
@@ -245,6 +248,7 @@ struct CoreBatchedReadTests {
             while !started.isSet && Date() < deadline { try await Task.sleep(nanoseconds: 5_000_000) }
             #expect(started.isSet)
             task.cancel()
+            cancelSent.set()
             let result = await task.result
             if case .failure(let error) = result, case .cancelled = error as? DatabaseError {} else {
                 Issue.record("expected .cancelled, got \(result)")
