@@ -58,7 +58,7 @@ public struct InstancesUpdate: Sendable, Equatable {
 /// One property's value in an update, as the Swift value it is (of the property's own type),
 /// with the date it was written.
 ///
-/// Property 0 (``PropertyKey/instanceId``) is the instance's status, an ``InstanceStatus``.
+/// Property 0 (`PropertyKey.instanceId`) is the instance's status, an ``InstanceStatus``.
 public struct PropertyUpdate {
     /// The property.
     public let id: PropertyKey
