@@ -17,6 +17,15 @@ func openDatabase(_ location: String) throws -> Database {
     return try Database(driver: SQLiteDriver(path: location))   // a file path, or ":memory:"
 }
 
+// From "Values on both backends": PostgreSQL through a transaction-mode pooler.
+func openThroughAPooler(_ url: String) throws -> (Database, Database) {
+    // In the URL (the driver takes the parameter out before libpq, which refuses unknown ones)…
+    let db = try Database(driver: PostgresDriver(url + "?pooler=transaction"))
+    // …or in the configuration (or PostgresDriver(url, poolerMode: .transaction)).
+    let db2 = try Database(driver: PostgresDriver(url), configuration: DatabaseConfiguration(poolerMode: .transaction))
+    return (db, db2)
+}
+
 @Suite("Documentation: the Unity catalog's examples")
 struct CoreArticleExamples {
     @Test(arguments: Backend.allCases)
@@ -186,5 +195,17 @@ struct CoreArticleExamples {
             #expect(try migrator.migrate(db) == [])
             #expect(try migrator.appliedMigrations(db).map(\.name) == ["0001_author", "0002_author_name"])
         }
+    }
+
+    /// Through the PgBouncer that scripts/with-postgres starts (required under CI).
+    @Test func openingThroughAPooler() throws {
+        guard let url = ProcessInfo.processInfo.environment["UNITY_PGBOUNCER_URL"] else {
+            if ProcessInfo.processInfo.environment["CI"] == "true" { Issue.record("UNITY_PGBOUNCER_URL is not set") }
+            return
+        }
+        let (db, db2) = try openThroughAPooler(url)
+        defer { db.close(); db2.close() }
+        #expect(try db.read { try $0.fetchValue(Int.self, sql: "SELECT 1 + 1") } == 2)
+        #expect(try db2.write { try $0.fetchValue(Int.self, sql: "SELECT 2 + 2") } == 4)
     }
 }
