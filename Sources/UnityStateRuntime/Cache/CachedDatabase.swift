@@ -20,6 +20,19 @@ extension DatabaseCache {
     }
 }
 
+extension DatabaseCache {
+    /// Runs a transaction of the store this cache stands before; when it fails the cache is
+    /// emptied, since it may hold values that were never applied.
+    func emptiedOnFailure<R>(_ transaction: () throws -> R) throws -> R {
+        do {
+            return try transaction()
+        } catch {
+            removeAll()
+            throw error
+        }
+    }
+}
+
 /// A cache of at most `maxCount` values; when full, it evicts a fraction of them (the least
 /// recently used first) to make room.
 public final class MaximumCountCache: DatabaseCache, @unchecked Sendable {
@@ -119,12 +132,7 @@ public final class CachedDatabase: Database {
     /// The wrapped database's transaction; when it fails the cache is emptied, since it may
     /// hold values that were never applied.
     public func transaction<R>(_ body: () throws -> R) throws -> R {
-        do {
-            return try database.transaction(body)
-        } catch {
-            cache.removeAll()
-            throw error
-        }
+        try cache.emptiedOnFailure { try database.transaction(body) }
     }
 
     public func instances(of model: ModelKey, where condition: PropertyCondition) -> [InstanceKey] {

@@ -57,12 +57,7 @@ public final class CachedTimestampedDatabase: TimestampedDatabase {
     /// The wrapped database's transaction; when it fails the cache is emptied, since it may
     /// hold values that were never applied.
     public func transaction<R>(_ body: () throws -> R) throws -> R {
-        do {
-            return try database.transaction(body)
-        } catch {
-            cache.removeAll()
-            throw error
-        }
+        try cache.emptiedOnFailure { try database.transaction(body) }
     }
 
     public func instances(of model: ModelKey, where condition: PropertyCondition) -> [InstanceKey] {
@@ -137,12 +132,7 @@ public final class CachedHistoryDatabase: HistoryDatabase {
     /// The wrapped database's transaction; when it fails the cache is emptied, since it may
     /// hold values that were never applied.
     public func transaction<R>(_ body: () throws -> R) throws -> R {
-        do {
-            return try database.transaction(body)
-        } catch {
-            cache.removeAll()
-            throw error
-        }
+        try cache.emptiedOnFailure { try database.transaction(body) }
     }
 
     public func instances(of model: ModelKey, where condition: PropertyCondition) -> [InstanceKey] {
