@@ -95,6 +95,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .testTarget(
+            name: "ReadmeExamples",
+            dependencies: [
+                "Unity", "DriverSQLite", "DriverPostgres", "UnityPersistable", "UnityORMFields",
+                "UnityState", "UnityPredicates",
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
