@@ -289,9 +289,12 @@ public final class ManagedObjectContext {
 
     /// The objects the request matches, in its order.
     ///
-    /// (This, ``forEach(_:_:)`` and what they call are inlinable so that a client's fetch is
-    /// specialized for its model: as generic code, allocating each object looked up its
-    /// type's metadata.)
+    /// - Throws: ``PredicatesError/unknownAttribute(entity:keyPath:)`` for a key path in the
+    ///   request that no attribute stores; the core's `DatabaseError` when the database refuses
+    ///   the query.
+    // This, forEach(_:_:) and what they call are inlinable so that a client's fetch is
+    // specialized for its model: as generic code, allocating each object looked up its type's
+    // metadata.
     @inlinable
     public func fetch<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws -> [ManagedObject<PlainObject>] {
         try flush()
