@@ -128,29 +128,29 @@ struct Artist: ManagedObjectConvertible {
     static let entityName = "Artist"
     static let attributes: Set<Attribute<Artist>> = [Attribute(\.name, "name", unique: true)]
     struct Relations: RelationSet {
-        let albums = ToManyRelation<Album>("albums", inverse: "artist", deleteRule: .cascade)
-        var all: [RelationDeclaration] { [albums.declaration] }
+        let records = ToManyRelation<Record>("records", inverse: "artist", deleteRule: .cascade)
+        var all: [RelationDeclaration] { [records.declaration] }
     }
     static let relations = Relations()
 }
 
-struct Album: ManagedObjectConvertible {
+struct Record: ManagedObjectConvertible {
     var title = ""
     var year = 0
-    static let entityName = "Album"
-    static let attributes: Set<Attribute<Album>> = [Attribute(\.title, "title"), Attribute(\.year, "year")]
+    static let entityName = "Record"
+    static let attributes: Set<Attribute<Record>> = [Attribute(\.title, "title"), Attribute(\.year, "year")]
     struct Relations: RelationSet {
-        let artist = ToOneRelation<Artist>("artist", inverse: "albums")
-        let tracks = ToManyOrderedRelation<Song>("tracks", deleteRule: .cascade)
+        let artist = ToOneRelation<Artist>("artist", inverse: "records")
+        let tracks = ToManyOrderedRelation<Track>("tracks", deleteRule: .cascade)
         var all: [RelationDeclaration] { [artist.declaration, tracks.declaration] }
     }
     static let relations = Relations()
 }
 
-struct Song: ManagedObjectConvertible {
+struct Track: ManagedObjectConvertible {
     var title = ""
-    static let entityName = "Song"
-    static let attributes: Set<Attribute<Song>> = [Attribute(\.title, "title")]
+    static let entityName = "Track"
+    static let attributes: Set<Attribute<Track>> = [Attribute(\.title, "title")]
 }
 
 struct RecordLabel: ManagedObjectConvertible {
@@ -164,7 +164,7 @@ struct RecordLabel: ManagedObjectConvertible {
     static let relations = Relations()
 }
 
-var musicModels: [any ManagedObjectConvertible.Type] { [Artist.self, Album.self, Song.self, RecordLabel.self] }
+var musicModels: [any ManagedObjectConvertible.Type] { [Artist.self, Record.self, Track.self, RecordLabel.self] }
 
 // MARK: From "Containers and existing schemas"
 
@@ -459,11 +459,11 @@ struct PredicatesArticleExamples {
             let (titles, owner) = try db.perform { ctx in
                 let ella = try ctx.insert(Artist(name: "Ella"))
                 let louis = try ctx.insert(Artist(name: "Louis"))
-                let album = try ctx.insert(Album(title: "Ella and Louis", year: 1956))
-                try album.set(\.artist, ella)               // the inverse follows: ella.albums holds it
-                try louis.albums.add(try ctx.insert(Album(title: "Satchmo", year: 1954)))
-                try ella.albums.add(try ctx.insert(Album(title: "Lullabies", year: 1955)))
-                let titles = try ella.albums.map { try $0.decode(\.title) }
+                let album = try ctx.insert(Record(title: "Ella and Louis", year: 1956))
+                try album.set(\.artist, ella)               // the inverse follows: ella.records holds it
+                try louis.records.add(try ctx.insert(Record(title: "Satchmo", year: 1954)))
+                try ella.records.add(try ctx.insert(Record(title: "Lullabies", year: 1955)))
+                let titles = try ella.records.map { try $0.decode(\.title) }
                 return (titles, try album.artist?.decode(\.name))
             }
             // titles: ["Ella and Louis", "Lullabies"] (key order); owner: "Ella"
@@ -471,7 +471,7 @@ struct PredicatesArticleExamples {
             #expect(titles == ["Ella and Louis", "Lullabies"])
             #expect(owner == "Ella")
             let counts = try db.perform { ctx in
-                try ctx.fetch(Artist.all.sort(\.name)).map { try $0.albums.count() }
+                try ctx.fetch(Artist.all.sort(\.name)).map { try $0.records.count() }
             }
             #expect(counts == [2, 1])
         }
@@ -483,9 +483,9 @@ struct PredicatesArticleExamples {
             let db = PersistentContainer(database: database, models: musicModels)
 
             let tracks = try db.perform { ctx in
-                let album = try ctx.insert(Album(title: "Blue", year: 1971))
+                let album = try ctx.insert(Record(title: "Blue", year: 1971))
                 for title in ["River", "Blue", "All I Want"] {
-                    try album.tracks.add(try ctx.insert(Song(title: title)))
+                    try album.tracks.add(try ctx.insert(Track(title: title)))
                 }
                 let blue = try album.tracks.objects()[1]
                 try album.tracks.remove(blue)
@@ -504,12 +504,12 @@ struct PredicatesArticleExamples {
             let db = PersistentContainer(database: database, models: musicModels)
 
             let state = try db.perform { ctx in
-                let album = try ctx.insert(Album(title: "Kind of Blue", year: 1959))
+                let album = try ctx.insert(Record(title: "Kind of Blue", year: 1959))
                 try album.set(\.artist, value: Artist(name: "Miles"), context: ctx)   // inserts and links
                 try album.set(\.artist, value: Artist(name: "Miles Davis"), context: ctx)   // writes into it
                 let renamed = try album.artist?.decode(\.name)
                 try album.delete(\.artist, context: ctx)   // unlinks and deletes the artist
-                return (renamed, try ctx.count(of: Artist.all), try ctx.count(of: Album.all))
+                return (renamed, try ctx.count(of: Artist.all), try ctx.count(of: Record.all))
             }
             // ("Miles Davis", 0, 1): unlinked first, so the artist's cascade rule does not reach the album
 
@@ -527,9 +527,9 @@ struct PredicatesArticleExamples {
                 let label = try ctx.insert(RecordLabel(name: "Verve"))
                 let ella = try ctx.insert(Artist(name: "Ella"))
                 try label.artists.add(ella)
-                let album = try ctx.insert(Album(title: "Ella and Louis", year: 1956))
-                try ella.albums.add(album)
-                try album.tracks.add(try ctx.insert(Song(title: "Cheek to Cheek")))
+                let album = try ctx.insert(Record(title: "Ella and Louis", year: 1956))
+                try ella.records.add(album)
+                try album.tracks.add(try ctx.insert(Track(title: "Cheek to Cheek")))
             }
 
             do {
@@ -542,9 +542,9 @@ struct PredicatesArticleExamples {
 
             let left = try db.perform { ctx in
                 if let ella = try ctx.fetchOne(Artist.all.where(\Artist.name == "Ella")) {
-                    try ctx.delete(ella)   // cascades to her albums, and on to their tracks
+                    try ctx.delete(ella)   // cascades to her records, and on to their tracks
                 }
-                return [try ctx.count(of: Artist.all), try ctx.count(of: Album.all), try ctx.count(of: Song.all)]
+                return [try ctx.count(of: Artist.all), try ctx.count(of: Record.all), try ctx.count(of: Track.all)]
             }
             // [0, 0, 0]
 
@@ -574,17 +574,17 @@ struct PredicatesArticleExamples {
             try db.perform { ctx in
                 let ella = try ctx.insert(Artist(name: "Ella"))
                 let louis = try ctx.insert(Artist(name: "Louis"))
-                try ella.albums.add(try ctx.insert(Album(title: "Ella and Louis", year: 1956)))
-                try ella.albums.add(try ctx.insert(Album(title: "Lullabies", year: 1955)))
-                try louis.albums.add(try ctx.insert(Album(title: "Satchmo", year: 1954)))
+                try ella.records.add(try ctx.insert(Record(title: "Ella and Louis", year: 1956)))
+                try ella.records.add(try ctx.insert(Record(title: "Lullabies", year: 1955)))
+                try louis.records.add(try ctx.insert(Record(title: "Satchmo", year: 1954)))
             }
 
             let found = try db.perform { ctx in
                 (
-                    byElla: try ctx.fetch(Album.all.where(Query.any(Album.self, \.artist, \Artist.name == "Ella")).sort(\.title), \.title),
-                    with1954: try ctx.fetch(Artist.all.where(Query.any(Artist.self, \.albums, \Album.year == 1954)), \.name),
+                    byElla: try ctx.fetch(Record.all.where(Query.any(Record.self, \.artist, \Artist.name == "Ella")).sort(\.title), \.title),
+                    with1954: try ctx.fetch(Artist.all.where(Query.any(Artist.self, \.records, \Record.year == 1954)), \.name),
                     prolific: try ctx.fetch(Artist.all.where(
-                        "(SELECT COUNT(*) FROM \"Album_artist_Artist_albums\" l WHERE l.b_pk = \"Artist\".\"Z_PK\") > 1"), \.name)
+                        "(SELECT COUNT(*) FROM \"Artist_records_Record_artist\" l WHERE l.a_pk = \"Artist\".\"Z_PK\") > 1"), \.name)
                 )
             }
             // byElla: ["Ella and Louis", "Lullabies"]; with1954: ["Louis"]; prolific: ["Ella"]
@@ -713,9 +713,9 @@ struct PredicatesArticleExamples {
             let again = try db.createSchema()
             // applied: a migration per entity, then one per link table; again: []
 
-            #expect(applied == ["flavor:predicates/create/Artist", "flavor:predicates/create/Album",
-                                "flavor:predicates/create/Song", "flavor:predicates/create/RecordLabel",
-                                "flavor:predicates/link/Album_artist_Artist_albums", "flavor:predicates/link/Album_tracks",
+            #expect(applied == ["flavor:predicates/create/Artist", "flavor:predicates/create/Record",
+                                "flavor:predicates/create/Track", "flavor:predicates/create/RecordLabel",
+                                "flavor:predicates/link/Artist_records_Record_artist", "flavor:predicates/link/Record_tracks",
                                 "flavor:predicates/link/RecordLabel_artists"])
             #expect(again == [])
         }
