@@ -63,6 +63,9 @@ public final class Amigo: @unchecked Sendable {
     }
 
     /// Maps `models` onto an open `database`; the ORM's warnings go to `logger`.
+    ///
+    /// - Throws: ``ORMError/mapping(_:)`` for a mapping problem (found here, before any
+    ///   statement runs).
     public init(_ models: [ORMModel], database: Database, logger: Logger = Logger(label: "unity.orm")) throws {
         self.database = database
         self.logger = logger
@@ -216,6 +219,9 @@ public final class Amigo: @unchecked Sendable {
     /// by the core's `Migrator`; running it again changes nothing. A later change to a
     /// model is a migration you write (the recorded checksum then no longer matches:
     /// `MigrationError.checksumMismatch(name:applied:current:)`).
+    ///
+    /// - Throws: the core's `MigrationError` or `DatabaseError` when the migration cannot run;
+    ///   nothing of it is then applied.
     public func createAll() throws {
         let migration = createAllMigration
         var migrator = Migrator(migrations: [migration])
@@ -226,6 +232,9 @@ public final class Amigo: @unchecked Sendable {
     // MARK: Outside a session
 
     /// A session: a transaction begun now on a connection of its own (see ``AmigoSession``).
+    ///
+    /// - Throws: the core's `DatabaseError` when no connection can be had (on SQLite, after
+    ///   waiting the pool's checkout timeout for another session to end).
     public var session: AmigoSession {
         get throws { try AmigoSession(amigo: self) }
     }

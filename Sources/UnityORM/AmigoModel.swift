@@ -4,20 +4,22 @@ import Foundation
 /// The base class of every mapped model (Amigo's `AmigoModel`).
 ///
 /// Linux has no Objective-C runtime, so a model cannot be read and written by property name
-/// through KVC. Instead each model lists its properties once, by name and key path, in
-/// ``ormFields`` (a hand-written accessor table; no `Mirror`, no macro):
+/// through key-value coding. Instead each model lists its properties once, by name, in its
+/// ``ormFields`` accessor table. The `@ORMFields` macro (module `UnityORMFields`) writes it;
+/// by hand it reads:
 ///
 /// ```swift
 /// final class Dog: AmigoModel {
 ///     var id = 0
 ///     var label = "New Dog"
 ///     override class var ormFields: ORMFieldTable {
-///         ORMFieldTable(Dog.self, .property("id", \.id), .property("label", \.label))
+///         ORMFieldTable(Dog.self, .property("id", \.id) { $0.id = $1 }, .property("label", \.label) { $0.label = $1 })
 ///     }
 /// }
 /// ```
-/// The table is read once, when ``ORMModel`` maps the class; reads and writes then go through
-/// typed key paths.
+///
+/// The table is read once, when ``ORMModel`` maps the class (no `Mirror`); rows are then read
+/// into new instances made with ``init()``.
 open class AmigoModel {
     /// Creates an empty model (the ORM creates instances this way when it reads rows).
     public required init() {}

@@ -96,6 +96,10 @@ public final class AmigoSession {
     }
 
     /// Commits the transaction (or releases the innermost savepoint opened by ``begin()``).
+    ///
+    /// - Throws: the core's `DatabaseError` when the database refuses the commit (the work is
+    ///   then rolled back); ``ORMError/misuse(_:)`` inside a ``QuerySet/forEach(_:)`` or
+    ///   ``QuerySet/stream(_:)`` that reads in this transaction.
     public func commit() throws {
         guard let held else { return }
         try refuseEndingInsideAQuery("commit()")
@@ -115,6 +119,9 @@ public final class AmigoSession {
 
     /// Undoes the work since the transaction began (or since the innermost ``begin()``).
     /// The session stays usable: its next call begins a new transaction.
+    ///
+    /// - Throws: the core's `DatabaseError` when the connection fails;
+    ///   ``ORMError/misuse(_:)`` inside a stream that reads in this transaction.
     public func rollback() throws {
         guard let held else { return }
         try refuseEndingInsideAQuery("rollback()")
@@ -130,6 +137,9 @@ public final class AmigoSession {
     }
 
     /// Opens a savepoint inside the session's transaction (SQLAlchemy's `begin_nested`).
+    ///
+    /// The next ``commit()`` releases it; the next ``rollback()`` rolls back to it.
+    /// - Throws: the core's `DatabaseError` when the savepoint cannot be opened.
     public func begin() throws {
         savepointCounter += 1
         let name = "amigo_sp_\(savepointCounter)"
@@ -142,6 +152,17 @@ public final class AmigoSession {
     /// Adds objects: inserts the unsaved ones (their generated integer keys written back),
     /// updates the saved ones, and with `upsert: true` inserts or replaces by key. Unsaved
     /// objects they point to are saved first.
+    ///
+    /// A failed call is rolled back to before it (a savepoint); the session's earlier work
+    /// survives.
+    /// - Parameters:
+    ///   - objects: the objects to write.
+    ///   - upsert: insert or replace by key (`INSERT … ON CONFLICT`) instead of choosing
+    ///     insert or update by whether the key is set.
+    /// - Throws: ``ORMError/unmappedType(_:)`` for an object of a type no ``ORMModel`` maps,
+    ///   ``ORMError/conversion(model:column:message:)`` for a value its column cannot hold, and
+    ///   the core's `DatabaseError` for what the database refuses (a unique or foreign-key
+    ///   violation, a NOT NULL column left nil).
     public func add(_ objects: AmigoModel..., upsert: Bool = false) throws {
         try add(objects, upsert: upsert)
     }
@@ -155,6 +176,11 @@ public final class AmigoSession {
     }
 
     /// Deletes objects by key, with their plain many-to-many link rows.
+    ///
+    /// A failed call is rolled back to before it (a savepoint).
+    /// - Throws: ``ORMError/unmappedType(_:)`` for an object of a type no ``ORMModel`` maps;
+    ///   the core's `DatabaseError` when the database refuses (a row still referenced by a
+    ///   foreign key is `.constraintViolation(.foreignKey, …)`).
     public func delete(_ objects: AmigoModel...) throws {
         try delete(objects)
     }
@@ -168,7 +194,11 @@ public final class AmigoSession {
     }
 
     /// Runs the adds and deletes `body` collects as batches: consecutive inserts of one model
-    /// become multi-row INSERTs, in one savepoint of the session's transaction.
+    /// become multi-row INSERTs, in one savepoint of the session's transaction. Generated keys
+    /// are written back into the inserted objects.
+    ///
+    /// - Throws: what ``add(_:upsert:)-(AmigoModel...,_)`` and ``delete(_:)-(AmigoModel...)``
+    ///   throw, or the error `body` throws; the whole batch is then rolled back.
     public func batch(_ body: (AmigoBatch) throws -> Void) throws {
         let batch = AmigoBatch()
         try body(batch)

@@ -63,6 +63,13 @@ public struct QuerySet<T: AmigoModel> {
     // MARK: Running
 
     /// The objects, in the order asked for.
+    ///
+    /// - Throws: ``ORMError/filterSyntax(filter:position:message:)``,
+    ///   ``ORMError/filterValue(filter:column:message:)`` or
+    ///   ``ORMError/unknownColumn(model:name:)`` for a bad filter or order (before any SQL is
+    ///   sent), ``ORMError/unknownRelationship(model:name:)`` for a relationship the model does
+    ///   not declare, ``ORMError/conversion(model:column:message:)`` for a stored value the
+    ///   property cannot hold, and the core's `DatabaseError` for what the database refuses.
     @inlinable
     public func all() throws -> [T] {
         // Typed here, in code specialized for the caller's T: every object was made by `T()`.
@@ -120,6 +127,8 @@ public struct QuerySet<T: AmigoModel> {
     }
 
     /// The number of objects the query selects, counted by the database.
+    ///
+    /// - Throws: the errors of ``all()`` for a bad filter, and the core's `DatabaseError`.
     public func count() throws -> Int {
         let plan = try Plan(query: self)
         var select: SQLSelect
@@ -135,13 +144,17 @@ public struct QuerySet<T: AmigoModel> {
     }
 
     /// The object whose primary key is `key`, or nil.
+    ///
+    /// - Throws: the errors of ``all()``.
     public func get(_ key: any DatabaseValueConvertible) throws -> T? {
         let model = try amigo.model(for: T.self)
         guard let pk = model.primaryKey else { throw ORMError.misuse("\(model.typeName) has no primary key") }
         return try filter("\(pk.label) = ?", key).limit(1).all().first
     }
 
-    /// The first object, or nil.
+    /// The first object in the order asked for, or nil.
+    ///
+    /// - Throws: the errors of ``all()``.
     public func first() throws -> T? { try limit(1).all().first }
 }
 

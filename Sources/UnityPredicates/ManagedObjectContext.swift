@@ -159,6 +159,13 @@ public final class ManagedObjectContext {
     // MARK: Writing
 
     /// Inserts `value` as a new object and returns it.
+    ///
+    /// A model keyed by the hidden `Z_PK` is inserted at once; a model keyed by one of its own
+    /// attributes (``ManagedObjectConvertible/keyColumn``) waits and goes to the database in a
+    /// batch before the context's next statement, which then throws its errors.
+    /// - Throws: ``PredicatesError/wrongContext(_:)`` after the `perform` ended; the core's
+    ///   `DatabaseError` for what the database refuses (`.constraintViolation(.unique, …)` for a
+    ///   unique attribute's value stored already).
     @discardableResult
     public func insert<PlainObject: ManagedObjectConvertible>(_ value: PlainObject) throws -> ManagedObject<PlainObject> {
         let description = EntityDescription<PlainObject>.shared
@@ -198,7 +205,9 @@ public final class ManagedObjectContext {
 
     /// Deletes `object`, applying its relations' delete rules (cascade, deny; nullify drops
     /// the links).
-    /// - Throws: ``PredicatesError/wrongContext(_:)`` for an object of another `perform`.
+    /// - Throws: ``PredicatesError/wrongContext(_:)`` for an object of another `perform`;
+    ///   ``PredicatesError/deleteDenied(entity:relation:)`` when a `.deny` relation holds an
+    ///   object (nothing is deleted).
     public func delete<PlainObject: ManagedObjectConvertible>(_ object: ManagedObject<PlainObject>) throws {
         try checkOwns(object)
         try flush()
@@ -209,6 +218,10 @@ public final class ManagedObjectContext {
     }
 
     /// Deletes every object the request matches, one by one with their delete rules.
+    ///
+    /// - Throws: what ``delete(_:)-(ManagedObject<PlainObject>)`` throws, and
+    ///   ``PredicatesError/unknownAttribute(entity:keyPath:)`` for a key path no attribute
+    ///   stores.
     public func delete<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws {
         try flush()
         if registry.entities[PlainObject.entityName]?.relations.isEmpty ?? true,
@@ -229,6 +242,9 @@ public final class ManagedObjectContext {
     /// in Sworm, only for entities without relations (no delete rules to apply). Sort,
     /// limit and offset are honoured through a subquery. Foreign-key columns of other models'
     /// relations that point at the deleted rows are cleared first, one UPDATE each.
+    ///
+    /// - Throws: ``PredicatesError/unknownAttribute(entity:keyPath:)`` for a key path no
+    ///   attribute stores; the core's `DatabaseError` for what the database refuses.
     @discardableResult
     public func batchDelete<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws -> Int
     where PlainObject.Relations == Void {
@@ -289,9 +305,12 @@ public final class ManagedObjectContext {
 
     /// The objects the request matches, in its order.
     ///
-    /// (This, ``forEach(_:_:)`` and what they call are inlinable so that a client's fetch is
-    /// specialized for its model: as generic code, allocating each object looked up its
-    /// type's metadata.)
+    /// - Throws: ``PredicatesError/unknownAttribute(entity:keyPath:)`` for a key path in the
+    ///   request that no attribute stores; the core's `DatabaseError` when the database refuses
+    ///   the query.
+    // This, forEach(_:_:) and what they call are inlinable so that a client's fetch is
+    // specialized for its model: as generic code, allocating each object looked up its type's
+    // metadata.
     @inlinable
     public func fetch<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws -> [ManagedObject<PlainObject>] {
         try flush()
@@ -319,6 +338,8 @@ public final class ManagedObjectContext {
     /// (nothing is kept: for large results). At most 1,000 rows are held at a time, through
     /// a server-side cursor on PostgreSQL; `body` may use the context (fetch, insert, encode)
     /// between objects.
+    ///
+    /// - Throws: the errors of ``fetch(_:)``, and what `body` throws (which ends the stream).
     @inlinable
     public func forEach<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>, _ body: (ManagedObject<PlainObject>) throws -> Void) throws {
         try flush()
@@ -343,6 +364,8 @@ public final class ManagedObjectContext {
     }
 
     /// How many objects the request matches (limit and offset included).
+    ///
+    /// - Throws: the errors of ``fetch(_:)``.
     public func count<PlainObject: ManagedObjectConvertible>(of request: Request<PlainObject>) throws -> Int {
         try flush()
         var select: SQLSelect

@@ -81,8 +81,13 @@ public struct Attribute<PlainObject>: Hashable, @unchecked Sendable {
     /// An attribute stored in the column `name`; `unique: true` adds a UNIQUE constraint
     /// (a value already stored then throws `DatabaseError` `.constraintViolation(.unique, …)`).
     ///
-    /// (Inlinable so that its closures are compiled for the model's concrete types: as generic
-    /// code they looked up type metadata on every call, which cost more than the row's values.)
+    /// - Parameters:
+    ///   - keyPath: the model's stored property, of any ``SupportedAttributeType`` (an optional
+    ///     one included).
+    ///   - name: the column's name.
+    ///   - unique: whether the column has a UNIQUE constraint.
+    // Inlinable so that its closures are compiled for the model's concrete types: as generic
+    // code they looked up type metadata on every call, which cost more than the row's values.
     @inlinable
     public init<Value: SupportedAttributeType>(_ keyPath: WritableKeyPath<PlainObject, Value>, _ name: String, unique: Bool = false) {
         self.name = name

@@ -55,6 +55,10 @@ public final class PersistentContainer: Sendable {
 
     /// Creates the models' missing tables through the core's migrator and returns the
     /// names of the migrations applied now (empty when there was nothing to do).
+    ///
+    /// - Throws: ``PredicatesError/invalidRelation(_:)`` for models whose relations do not
+    ///   fit together; the core's `MigrationError` or `DatabaseError` when a migration cannot
+    ///   run (nothing of that migration is then applied).
     @discardableResult
     public func createSchema() throws -> [String] {
         try logged {
@@ -81,7 +85,15 @@ public final class PersistentContainer: Sendable {
         return db
     }
 
-    /// Runs `action` in one transaction and returns its result.
+    /// Runs `action` in one transaction and returns its result: committed when `action`
+    /// returns, rolled back when it throws.
+    ///
+    /// - Parameter action: the work, given the transaction's ``ManagedObjectContext``. Return
+    ///   values from it, not objects: an object used after its `perform` throws
+    ///   ``PredicatesError/wrongContext(_:)``.
+    /// - Throws: what `action` throws, ``PredicatesError/invalidRelation(_:)`` for models
+    ///   whose relations do not fit together, and the core's `DatabaseError` (the commit's
+    ///   included). Each is given to `logError` first.
     @discardableResult
     public func perform<T>(action: (ManagedObjectContext) throws -> T) throws -> T {
         try logged {
@@ -100,6 +112,8 @@ public final class PersistentContainer: Sendable {
 
     /// The `async` form of ``perform(action:)`` (Sworm's name), which never blocks Swift's
     /// cooperative threads.
+    ///
+    /// - Throws: what ``perform(action:)`` throws.
     @discardableResult
     public func schedule<T: Sendable>(action: @escaping @Sendable (ManagedObjectContext) throws -> T) async throws -> T {
         do {
