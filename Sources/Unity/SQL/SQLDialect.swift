@@ -363,6 +363,10 @@ extension SQLDialect {
     public var textColumnCollation: String? {
         name == "postgres" ? "COLLATE \"C\"" : nil
     }
+
+    /// The collation that orders text by Unicode code point (`C` on PostgreSQL, `BINARY` on
+    /// SQLite), used by ``SQLExpression/codePointOrdered(_:)``.
+    public var codePointCollation: String { name == "postgres" ? "C" : "BINARY" }
 }
 
 /// How a dialect spells an inline string literal.

@@ -71,6 +71,14 @@ public indirect enum SQLExpression: Sendable, Hashable {
     /// `numeric` already compares as a number). Wrap the column side of a comparison; a bound
     /// `Decimal` on the other side then compares under the same collation.
     case decimal(SQLExpression)
+    /// An operand that holds a Swift `String`, compared and ordered as Swift compares strings:
+    /// by Unicode code point, whatever the column's collation or the server's locale.
+    ///
+    /// PostgreSQL renders `x COLLATE "C"`, SQLite `x COLLATE "BINARY"` (UTF-8 bytes order as
+    /// code points do). Translated `#Predicate` comparisons and `SortDescriptor`s on strings
+    /// use it, so a schema whose text columns carry a locale's collation still answers as
+    /// Swift does.
+    case codePointOrdered(SQLExpression)
 }
 
 /// One `WHEN condition THEN result` branch of a CASE expression.

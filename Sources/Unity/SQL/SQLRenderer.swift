@@ -589,7 +589,7 @@ struct SQLRenderer {
         switch e {
         case .column, .allColumns, .bind, .literal, .subquery, .function, .countAll, .caseWhen, .cast, .excluded:
             return true
-        case .decimal(let x):
+        case .decimal(let x), .codePointOrdered(let x):
             // `x COLLATE c` binds tighter than every operator, so an atomic x stays atomic.
             return isAtomic(x)
         case .unary, .binary, .and, .or, .isNull, .isDistinctFrom, .between, .like, .inList, .inSubquery, .exists, .fragment:
@@ -772,6 +772,10 @@ struct SQLRenderer {
             try operand(x)
             write(" COLLATE ")
             try identifier(collation)
+        case .codePointOrdered(let x):
+            try operand(x)
+            write(" COLLATE ")
+            try identifier(dialect.codePointCollation)
         }
     }
 

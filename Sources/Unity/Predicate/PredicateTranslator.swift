@@ -1,0 +1,465 @@
+import Foundation
+
+/// Compiles Foundation's `Predicate` and `SortDescriptor` into the SQL AST, so that the same
+/// `#Predicate` a Swift program evaluates in memory filters rows on SQLite and PostgreSQL.
+///
+/// The translation means what Swift means: `!=` keeps rows whose value is nil (`IS DISTINCT
+/// FROM`), strings compare by code point (no case or accent folding), nil sorts first in a
+/// forward `SortDescriptor` and last in a reverse one. What SQL cannot mean (a call to an
+/// arbitrary function, a regex, a type cast, a key path without a column) throws
+/// ``PredicateTranslationError`` before any SQL runs. Flavors call it with their models'
+/// ``PredicateSchema``; values become bind parameters.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+public enum PredicateSQL {
+    /// The WHERE condition that keeps the rows of `schema`'s table for which `predicate` holds.
+    /// Columns are qualified with the table's name.
+    public static func condition<Model>(_ predicate: Predicate<Model>, schema: PredicateSchema) throws -> SQLExpression {
+        var translator = PredicateTranslator()
+        translator.variables[predicate.variable.key] = .row(PredicateTranslator.RowRef(schema: schema, source: .table(schema.table)))
+        let operand = try translator.translate(predicate.expression)
+        return try translator.condition(operand, describing: predicate.expression)
+    }
+
+    /// The ORDER BY terms of `descriptors`, in order. A descriptor's key path must be a column
+    /// of `schema`, or of a to-one relationship's target (`\Book.author.name`). Strings order
+    /// by code point: a `String.StandardComparator` other than `.lexical` throws.
+    public static func ordering<Model>(_ descriptors: [SortDescriptor<Model>], schema: PredicateSchema) throws -> [SQLOrdering] {
+        var translator = PredicateTranslator()
+        let root = PredicateTranslator.RowRef(schema: schema, source: .table(schema.table))
+        return try descriptors.map { try translator.ordering($0, root: root) }
+    }
+}
+
+/// The walk over a `Predicate`'s expression tree.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+struct PredicateTranslator {
+    /// What an expression of the tree stands for in SQL.
+    indirect enum Operand {
+        /// A value (a column, a bound value, an arithmetic result).
+        case value(SQLExpression, Traits)
+        /// A condition: true or false, never NULL.
+        case condition(SQLExpression)
+        /// A model's row: the root, or the target of a to-one relationship.
+        case row(RowRef)
+        /// The rows of a to-many relationship.
+        case rows(RowRef, PredicateSchema.ToMany)
+        /// `nil`.
+        case nilLiteral
+        /// A collection written in the predicate (or captured by it): `[1, 2].contains($0.x)`.
+        case list([DatabaseValue], containsNil: Bool, Traits)
+        /// A range: `(1...5).contains($0.x)`.
+        case range(lower: Operand, upper: Operand, closed: Bool)
+    }
+
+    /// What the SQL of a value needs to mean what Swift means.
+    struct Traits {
+        enum Kind { case other, text, decimal, boolean }
+        var nullable: Bool
+        var kind: Kind
+
+        static func of(_ type: Any.Type) -> Traits {
+            var unwrapped = type
+            var nullable = false
+            while let optional = unwrapped as? any OptionalTypeMarker.Type {
+                nullable = true
+                unwrapped = optional.wrappedType
+            }
+            if let raw = unwrapped as? any RawRepresentable.Type, !(unwrapped is any DatabaseValueConvertible.Type) {
+                unwrapped = rawValueType(raw)
+            }
+            let kind: Kind = unwrapped == String.self || unwrapped == Character.self || unwrapped == Substring.self ? .text
+                : unwrapped == Decimal.self ? .decimal
+                : unwrapped == Bool.self ? .boolean
+                : .other
+            return Traits(nullable: nullable, kind: kind)
+        }
+
+        private static func rawValueType<R: RawRepresentable>(_ type: R.Type) -> Any.Type { R.RawValue.self }
+
+        var nonNull: Traits { Traits(nullable: false, kind: kind) }
+    }
+
+    /// A row of a model's table, as the tree reaches it.
+    final class RowRef {
+        enum Source {
+            /// The table itself (or its alias inside a subquery).
+            case table(String)
+            /// The target of a to-one relationship of `parent`.
+            case toOne(RowRef, PredicateSchema.ToOne)
+        }
+        let schema: PredicateSchema
+        let source: Source
+
+        init(schema: PredicateSchema, source: Source) {
+            self.schema = schema
+            self.source = source
+        }
+    }
+
+    var variables: [PredicateExpressions.VariableID: Operand] = [:]
+    private var aliasCount = 0
+
+    // MARK: Walking the tree
+
+    mutating func translate<E: PredicateExpression>(_ expression: E) throws -> Operand {
+        guard let node = expression as? any SQLTranslatablePredicateExpression else {
+            throw Self.untranslatable(expression, "this expression has no SQL translation")
+        }
+        return try node.translate(into: &self)
+    }
+
+    static func untranslatable(_ expression: Any, _ reason: String) -> PredicateTranslationError {
+        PredicateTranslationError(expression: String(describing: expression), reason: reason)
+    }
+
+    mutating func newAlias() -> String {
+        aliasCount += 1
+        return "unity_p\(aliasCount)"
+    }
+
+    // MARK: Conversions between operands
+
+    /// `operand` as a condition that is never NULL where Swift's answer is a `Bool`.
+    func condition(_ operand: Operand, describing expression: Any) throws -> SQLExpression {
+        switch operand {
+        case .condition(let c):
+            return c
+        case .value(let e, let traits) where traits.kind == .boolean:
+            if case .literal(.bool) = e { return e }
+            return .binary(e, .equal, .literal(.bool(true)))
+        default:
+            throw Self.untranslatable(expression, "it is not a condition")
+        }
+    }
+
+    /// `operand` as a value.
+    func value(_ operand: Operand, describing expression: Any) throws -> (SQLExpression, Traits) {
+        switch operand {
+        case .value(let e, let traits):
+            return (e, traits)
+        case .condition(let c):
+            return (.caseWhen([SQLCaseBranch(when: c, then: .literal(.bool(true)))], else: .literal(.bool(false))),
+                    Traits(nullable: false, kind: .boolean))
+        case .nilLiteral:
+            return (.literal(.null), Traits(nullable: true, kind: .other))
+        default:
+            throw Self.untranslatable(expression, "a model, a relationship or a collection cannot be used as a value here")
+        }
+    }
+
+    /// The SQL of `column` of `row`: the column itself, or, through to-one relationships, a
+    /// scalar subquery that is NULL when the relationship is.
+    mutating func column(_ row: RowRef, _ column: String) -> SQLExpression {
+        switch row.source {
+        case .table(let name):
+            return .column(table: name, name: column)
+        case .toOne(let parent, let relation):
+            let reference = self.column(parent, relation.foreignKey)
+            let alias = newAlias()
+            let target = row.schema
+            return .subquery(SQLSelect(columns: [.expression(.column(table: alias, name: column), alias: nil)],
+                                       from: .table(target.table, alias: alias),
+                                       where: .binary(.column(table: alias, name: relation.targetColumn ?? target.key), .equal, reference)))
+        }
+    }
+
+    /// A value of `row` read through a column: wrapped so that it compares as Swift does.
+    mutating func columnValue(_ row: RowRef, _ column: PredicateSchema.Column, _ traits: Traits) -> Operand {
+        let e = self.column(row, column.name)
+        var traits = traits
+        if column.isDecimal { traits.kind = .decimal }
+        return .value(traits.kind == .decimal ? .decimal(e) : e, traits)
+    }
+
+    /// EXISTS (or, with `count`, the number) of the rows of a to-many relationship for which
+    /// `test` holds.
+    mutating func related(_ parent: RowRef, _ relation: PredicateSchema.ToMany, count: Bool,
+                          test: (inout PredicateTranslator, RowRef) throws -> SQLExpression?) throws -> SQLExpression {
+        let target = relation.target()
+        let parentKey = column(parent, relation.parentColumn ?? parent.schema.key)
+        let alias = newAlias()
+        let row = RowRef(schema: target, source: .table(alias))
+        var conditions: [SQLExpression] = []
+        var joins: [SQLJoin] = []
+        let from: SQLTableSource
+        switch relation.link {
+        case .foreignKey(let foreignKey):
+            from = .table(target.table, alias: alias)
+            conditions.append(.binary(.column(table: alias, name: foreignKey), .equal, parentKey))
+        case .through(let table, let parentColumn, let targetColumn):
+            let link = newAlias()
+            from = .table(table, alias: link)
+            joins.append(SQLJoin(.inner, .table(target.table, alias: alias),
+                                 on: .binary(.column(table: alias, name: target.key), .equal, .column(table: link, name: targetColumn))))
+            conditions.append(.binary(.column(table: link, name: parentColumn), .equal, parentKey))
+        }
+        if let extra = try test(&self, row) { conditions.append(extra) }
+        let select = SQLSelect(columns: [count ? .expression(.countAll, alias: nil) : .expression(.literal(.integer(1)), alias: nil)],
+                               from: from, joins: joins, where: .and(conditions))
+        return count ? .subquery(select) : .exists(select, negated: false)
+    }
+
+    // MARK: Operators
+
+    mutating func equality(_ lhs: Operand, _ rhs: Operand, negated: Bool, describing expression: Any) throws -> Operand {
+        switch (lhs, rhs) {
+        case (.nilLiteral, .nilLiteral):
+            return .condition(.literal(.bool(!negated)))
+        case (.nilLiteral, let other), (let other, .nilLiteral):
+            switch other {
+            case .value(let e, _):
+                return .condition(.isNull(e, negated: negated))
+            case .row(let row):
+                guard case .toOne(let parent, let relation) = row.source else {
+                    return .condition(.literal(.bool(negated)))
+                }
+                return .condition(.isNull(column(parent, relation.foreignKey), negated: negated))
+            default:
+                throw Self.untranslatable(expression, "only a value or a to-one relationship can be compared with nil")
+            }
+        default:
+            let (a, ta) = try value(lhs, describing: expression)
+            let (b, tb) = try value(rhs, describing: expression)
+            let (x, y) = Self.comparable(a, ta, b, tb, ordering: false)
+            if ta.nullable || tb.nullable {
+                // Swift's `==` on optionals: nil equals nil, and nil differs from every value.
+                return .condition(.isDistinctFrom(x, y, negated: !negated))
+            }
+            return .condition(.binary(x, negated ? .notEqual : .equal, y))
+        }
+    }
+
+    /// Both sides of a comparison, wrapped so that they compare as Swift compares them:
+    /// decimals as numbers, strings (when ordered) by code point.
+    static func comparable(_ a: SQLExpression, _ ta: Traits, _ b: SQLExpression, _ tb: Traits,
+                           ordering: Bool) -> (SQLExpression, SQLExpression) {
+        func wrap(_ e: SQLExpression, _ t: Traits, other: Traits) -> SQLExpression {
+            if t.kind == .decimal || other.kind == .decimal {
+                if case .decimal = e { return e }
+                return .decimal(e)
+            }
+            if ordering, t.kind == .text || other.kind == .text {
+                return .codePointOrdered(e)
+            }
+            return e
+        }
+        return (wrap(a, ta, other: tb), wrap(b, tb, other: ta))
+    }
+
+    mutating func comparison(_ op: SQLBinaryOperator, _ lhs: Operand, _ rhs: Operand, describing expression: Any) throws -> Operand {
+        let (a, ta) = try value(lhs, describing: expression)
+        let (b, tb) = try value(rhs, describing: expression)
+        let (x, y) = Self.comparable(a, ta, b, tb, ordering: true)
+        return .condition(.binary(x, op, y))
+    }
+
+    mutating func arithmetic(_ op: SQLBinaryOperator, _ lhs: Operand, _ rhs: Operand, describing expression: Any) throws -> Operand {
+        let (a, ta) = try value(lhs, describing: expression)
+        let (b, tb) = try value(rhs, describing: expression)
+        if ta.kind == .decimal || tb.kind == .decimal {
+            throw Self.untranslatable(expression, "Decimal arithmetic is not translated (SQLite would compute it in floating point); compare the stored values instead")
+        }
+        return .value(.binary(Self.plain(a), op, Self.plain(b)), Traits(nullable: ta.nullable || tb.nullable, kind: .other))
+    }
+
+    /// An operand without the collation a comparison would give it (arithmetic has none).
+    static func plain(_ e: SQLExpression) -> SQLExpression {
+        switch e {
+        case .decimal(let x), .codePointOrdered(let x): return x
+        default: return e
+        }
+    }
+
+    /// `text LIKE pattern`, where the pattern is `before`, `needle` taken literally, `after`.
+    mutating func like(_ text: Operand, _ needle: Operand, before: String, after: String, describing expression: Any) throws -> Operand {
+        let (haystack, th) = try value(text, describing: expression)
+        let (pattern, tp) = try value(needle, describing: expression)
+        guard th.kind == .text, tp.kind == .text else {
+            throw Self.untranslatable(expression, "only strings are searched in SQL")
+        }
+        let literal: SQLExpression
+        if case .bind(.text(let string)) = pattern {
+            literal = .bind(.text(before + SQLExpression.escapeLikePattern(string) + after))
+        } else {
+            // A needle read from a column: escape it in SQL.
+            var escaped = Self.plain(pattern)
+            for character in ["\\", "%", "_"] {
+                escaped = .function(name: "replace", arguments: [escaped, .literal(.string(character)), .literal(.string("\\" + character))], distinct: false)
+            }
+            if !before.isEmpty { escaped = .binary(.literal(.string(before)), .concat, escaped) }
+            if !after.isEmpty { escaped = .binary(escaped, .concat, .literal(.string(after))) }
+            literal = escaped
+        }
+        let condition = SQLExpression.like(Self.plain(haystack), pattern: literal, escape: .literal(.string("\\")),
+                                           caseInsensitive: false, negated: false)
+        // A NULL text (or needle) gives NULL; Swift has no nil here (the optional was unwrapped).
+        return .condition(th.nullable || tp.nullable ? .function(name: "COALESCE", arguments: [condition, .literal(.bool(false))], distinct: false) : condition)
+    }
+
+    mutating func keyPath(root: Operand, keyPath: AnyKeyPath, traits: Traits, isCount: Bool, isEmpty: Bool,
+                          describing expression: Any) throws -> Operand {
+        switch root {
+        case .row(let row):
+            switch row.schema.member(keyPath) {
+            case .column(let column):
+                return columnValue(row, column, traits)
+            case .toOne(let relation):
+                return .row(RowRef(schema: relation.target(), source: .toOne(row, relation)))
+            case .toMany(let relation):
+                return .rows(row, relation)
+            case nil:
+                let advice = row.schema.missingColumnAdvice.map { ": " + $0 } ?? ""
+                throw Self.untranslatable(expression, "the key path \(keyPath) maps to no column of \"\(row.schema.table)\"" + advice)
+            }
+        case .rows(let parent, let relation):
+            if isCount {
+                return .value(try related(parent, relation, count: true) { _, _ in nil }, Traits(nullable: false, kind: .other))
+            }
+            if isEmpty {
+                let exists = try related(parent, relation, count: false) { _, _ in nil }
+                return .condition(.unary(.not, exists))
+            }
+            throw Self.untranslatable(expression, "of a to-many relationship, only count, isEmpty, contains(where:) and allSatisfy are translated")
+        case .value(let e, let t) where t.kind == .text:
+            if isCount {
+                return .value(.function(name: "length", arguments: [Self.plain(e)], distinct: false), Traits(nullable: t.nullable, kind: .other))
+            }
+            if isEmpty {
+                return .condition(.binary(Self.plain(e), .equal, .literal(.string(""))))
+            }
+            throw Self.untranslatable(expression, "of a string, only count and isEmpty are translated")
+        default:
+            throw Self.untranslatable(expression, "this key path reads no column")
+        }
+    }
+
+    /// A value written in the predicate, or captured by it.
+    func literal(_ value: Any, describing expression: Any) throws -> Operand {
+        if let optional = value as? any OptionalValueMarker {
+            guard let wrapped = optional.wrappedAny else { return .nilLiteral }
+            return try literal(wrapped, describing: expression)
+        }
+        if let bool = value as? Bool {
+            return .value(.literal(.bool(bool)), Traits(nullable: false, kind: .boolean))
+        }
+        if let scalar = try Self.scalar(value) {
+            return .value(.bind(scalar.0), scalar.1)
+        }
+        if let range = value as? any RangeMarker {
+            let (lower, upper) = range.boundValues
+            return .range(lower: try literal(lower, describing: expression), upper: try literal(upper, describing: expression),
+                          closed: range.isClosed)
+        }
+        if let sequence = value as? any Sequence {
+            var values: [DatabaseValue] = []
+            var containsNil = false
+            var traits = Traits(nullable: false, kind: .other)
+            for element in sequence {
+                if let optional = element as? any OptionalValueMarker, optional.wrappedAny == nil {
+                    containsNil = true
+                    continue
+                }
+                let unwrapped = (element as? any OptionalValueMarker)?.wrappedAny ?? element
+                guard let scalar = try Self.scalar(unwrapped) else {
+                    throw Self.untranslatable(expression, "a collection of \(type(of: element)) cannot be bound")
+                }
+                values.append(scalar.0)
+                traits = scalar.1
+            }
+            return .list(values, containsNil: containsNil, traits)
+        }
+        throw Self.untranslatable(expression, "a value of type \(type(of: value)) cannot be bound")
+    }
+
+    /// A single bindable value and its traits, or nil for a collection or range.
+    static func scalar(_ value: Any) throws -> (DatabaseValue, Traits)? {
+        if let character = value as? Character {
+            return (.text(String(character)), Traits(nullable: false, kind: .text))
+        }
+        if let convertible = value as? any DatabaseValueConvertible {
+            return (convertible.databaseValue, Traits.of(type(of: value)))
+        }
+        if let raw = value as? any RawRepresentable, let convertible = raw.rawValue as? any DatabaseValueConvertible {
+            return (convertible.databaseValue, Traits.of(type(of: raw.rawValue)))
+        }
+        return nil
+    }
+
+    // MARK: Sorting
+
+    mutating func ordering<Model>(_ descriptor: SortDescriptor<Model>, root: RowRef) throws -> SQLOrdering {
+        guard let keyPath = descriptor.keyPath else {
+            throw Self.untranslatable(descriptor, "a SortDescriptor made from a comparator has no key path to sort by")
+        }
+        if let comparator = descriptor.stringComparator, comparator != .lexical {
+            throw Self.untranslatable(descriptor, "strings sort by code point in SQL: use the .lexical comparator")
+        }
+        guard var (e, traits) = try sortKey(keyPath, row: root, depth: 0) else {
+            throw Self.untranslatable(descriptor, "the key path \(keyPath) maps to no column of \"\(root.schema.table)\" or of its to-one relationships")
+        }
+        if traits.kind == .text { e = .codePointOrdered(e) }
+        traits.nullable = true
+        // Swift's SortDescriptor puts nil before every value in forward order.
+        return descriptor.order == .forward ? SQLOrdering(e, .ascending, nulls: .first) : SQLOrdering(e, .descending, nulls: .last)
+    }
+
+    /// The column a sort key path reads: one of `row`'s, or one of a to-one relationship's
+    /// target (`\Book.author.name` is `\Book.author` appending `\Author.name`).
+    mutating func sortKey(_ keyPath: AnyKeyPath, row: RowRef, depth: Int) throws -> (SQLExpression, Traits)? {
+        let valueType = type(of: keyPath).valueType
+        if case .column(let column)? = row.schema.member(keyPath),
+           case .value(let e, let traits) = columnValue(row, column, Traits.of(valueType)) {
+            return (e, traits)
+        }
+        guard depth < 4 else { return nil }
+        for (relationPath, member) in row.schema.members {
+            guard case .toOne(let relation) = member else { continue }
+            let target = RowRef(schema: relation.target(), source: .toOne(row, relation))
+            for (targetPath, _) in target.schema.members {
+                guard let joined = relationPath.appending(path: targetPath) else { continue }
+                if joined == keyPath { return try sortKey(targetPath, row: target, depth: depth + 1) }
+            }
+        }
+        return nil
+    }
+}
+
+// MARK: - Markers for optionals and ranges
+
+/// Lets the translator see through `Optional` without knowing its wrapped type.
+protocol OptionalTypeMarker {
+    static var wrappedType: Any.Type { get }
+}
+
+protocol OptionalValueMarker {
+    var wrappedAny: Any? { get }
+}
+
+extension Optional: OptionalTypeMarker {
+    static var wrappedType: Any.Type { Wrapped.self }
+}
+
+extension Optional: OptionalValueMarker {
+    var wrappedAny: Any? {
+        switch self {
+        case .some(let value): return value
+        case .none: return nil
+        }
+    }
+}
+
+/// Lets the translator read a captured range's bounds.
+protocol RangeMarker {
+    var boundValues: (Any, Any) { get }
+    var isClosed: Bool { get }
+}
+
+extension ClosedRange: RangeMarker {
+    var boundValues: (Any, Any) { (lowerBound, upperBound) }
+    var isClosed: Bool { true }
+}
+
+extension Range: RangeMarker {
+    var boundValues: (Any, Any) { (lowerBound, upperBound) }
+    var isClosed: Bool { false }
+}
