@@ -37,7 +37,7 @@ func openContacts(at location: String) throws -> SQLDatabase {
 
 // MARK: - From "Models and properties"
 
-struct Cover: Codable, Equatable {
+struct Artwork: Codable, Equatable {
     var color: String
     var size: Int
 }
@@ -63,7 +63,7 @@ final class Playlist {
     var tags: Set<String>                // any Codable value
 
     @Property(id: 5)
-    var cover: Cover?
+    var cover: Artwork?
 
     @Reference(id: 6)
     var featured: Song?                  // a reference is always optional
@@ -75,12 +75,12 @@ final class Playlist {
 }
 
 enum ModelId: ModelKey {
-    case album = 22
-    case artist = 23
+    case mixtape = 22
+    case radioShow = 23
 }
 
-@Model(id: ModelId.album.rawValue)
-final class Album {
+@Model(id: ModelId.mixtape.rawValue)
+final class Mixtape {
     @Property(id: 1) var title: String
 }
 
@@ -271,12 +271,12 @@ struct StateArticleExamples {
 
         mix.plays += 1
         mix.tags.insert("calm")
-        mix.cover = Cover(color: "teal", size: 600)
+        mix.cover = Artwork(color: "teal", size: 600)
         mix.featured = outro
 
         #expect(mix.duration == 240)
         #expect(mix.plays == 1 && mix.tags == ["calm"])
-        #expect(mix.cover == Cover(color: "teal", size: 600))
+        #expect(mix.cover == Artwork(color: "teal", size: 600))
         #expect(mix.featured?.title == "Outro")
 
         outro.delete()
@@ -296,9 +296,9 @@ struct StateArticleExamples {
         #expect(plays == 1)
         #expect(songIds == [1])
 
-        let album = try Album.create(in: database, id: 1, title: "Blue")
-        #expect(Album.modelId == 22)
-        #expect(database.get(id: 1, of: Album.self)?.title == album.title)
+        let mixtape = try Mixtape.create(in: database, id: 1, title: "Blue")
+        #expect(Mixtape.modelId == 22)
+        #expect(database.get(id: 1, of: Mixtape.self)?.title == mixtape.title)
     }
 
     @Test(arguments: StateStore.allCases)
