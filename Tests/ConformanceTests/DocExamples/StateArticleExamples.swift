@@ -233,22 +233,33 @@ struct StateArticleExamples {
 
     @Test(arguments: Backend.allCases)
     func openingAStore(_ backend: Backend) throws {
+        // A SQLite file, or a PostgreSQL URL whose connections work in a schema of their own
+        // (libpq's `options` parameter), dropped afterwards.
+        let token = UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
         let location: String
+        var schemaName = "main"
+        var cleanUp: () -> Void
         switch backend {
         case .sqlite:
-            location = FileManager.default.temporaryDirectory.appendingPathComponent("unity-doc-\(UUID().uuidString).sqlite").path
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("unity-doc-\(token).sqlite").path
+            location = path
+            cleanUp = { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         case .postgres:
-            location = try #require(postgresURL)
-        }
-        defer {
-            if backend == .sqlite {
-                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: location + suffix) }
+            let url = try #require(postgresURL)
+            let schema = "doc_\(token)"
+            schemaName = schema
+            let admin = try Unity.Database(driver: PostgresDriver(url, connections: 1))
+            try admin.withConnection { try $0.execute(sql: "CREATE SCHEMA \"\(schema)\"") }
+            location = url + (url.contains("?") ? "&" : "?") + "options=-csearch_path%3D" + schema
+            cleanUp = {
+                _ = try? admin.withConnection { try $0.execute(sql: "DROP SCHEMA \"\(schema)\" CASCADE") }
+                admin.close()
             }
         }
+        defer { cleanUp() }
         let store = try openContacts(at: location)
         defer { store.database.close() }
-        // The public schema of the test server is shared by re-runs: an id of its own per run.
-        let id = Int.random(in: 1_000_000...9_999_999)
+        let id = 125
         let carol = try Contact.create(in: store, id: id, name: "Carol", age: 33)
         #expect(carol.name == "Carol")
         // Read back through a second store on the same database: the values are in its tables.
@@ -256,7 +267,16 @@ struct StateArticleExamples {
         defer { again.database.close() }
         let read = again.get(id: id, of: Contact.self)
         #expect(read?.name == "Carol" && read?.age == 33 && read?.email == nil)
-        try read?.deleteAndClearProperties()
+        // The tables are in the test's own schema (or file), nowhere else.
+        let tables = try store.database.read { conn in
+            try conn.fetchValue(Int.self, sql: backend == .sqlite
+                ? "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name LIKE 'unity_state_%'"
+                : "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE 'unity_state_%'")
+        }
+        #expect(tables == 2)
+        if backend == .postgres {
+            #expect(try store.database.read { try $0.fetchValue(String.self, sql: "SELECT current_schema()") } == schemaName)
+        }
     }
 
     // MARK: Models and properties
