@@ -424,13 +424,14 @@ enum TailorDocs {
         Invoice(customer: "Cy", total: Decimal(string: "100.5") ?? 0).save()
 
         let large = Invoice.query.filter(SQLExpression.decimal(.column("Invoices", "Total")).greaterThanOrEquals(Decimal(10)))
-            .order("Total", .orderedDescending)                          // 100.5, then 10.00: as numbers
-            .all()
+            .all()                                                        // Bob's and Cy's: compared as numbers
+        let cheapestFirst = Invoice.query.order("Total", .orderedAscending).all()   // 9.91, 10.00, 100.5: as numbers
         let exactlyTen = Invoice.query.filter(["Total": Decimal(10)]).all()   // matches the stored 10.00
         let darkBlue = Invoice.query.filter(["Style": HatStyle.darkBlue]).first()   // stored as "dark_blue"
         #expect(exactlyTen.map(\.customer) == ["Bob"])
         #expect(darkBlue?.customer == "Ann")
-        return large.map(\.customer)
+        #expect(large.map(\.customer).sorted() == ["Bob", "Cy"])
+        return cheapestFirst.map(\.customer)
     }
 }
 
@@ -567,7 +568,7 @@ struct PersistableArticleExamples {
         try withTestDatabase(backend) { db in
             try createInvoices(db, backend)
             try DefaultDatabase.withDatabase(db) {
-                #expect(try TailorDocs.existingSchema() == ["Cy", "Bob"])
+                #expect(try TailorDocs.existingSchema() == ["Ann", "Bob", "Cy"])
                 let stored = try db.read { try $0.fetchAll(sql: #"SELECT "Style", "Note" FROM "Invoices" ORDER BY id"#) }
                 #expect(try stored.map { try $0.decodeIfPresent(String.self, column: "Style") } == ["dark_blue", nil, nil])
                 #expect(try stored.map { try $0.decode(String.self, column: "Note") } == ["none", "none", "none"])
