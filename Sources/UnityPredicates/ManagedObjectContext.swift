@@ -223,14 +223,17 @@ public final class ManagedObjectContext {
     ///   ``PredicatesError/unknownAttribute(entity:keyPath:)`` for a key path no attribute
     ///   stores.
     public func delete<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws {
+        // The request is compiled before anything is written: one that cannot be (a key path
+        // without a column, a predicate SQL cannot express) throws with the database untouched.
+        let select = try request.select([.expression(.column(PlainObject.entityName, PlainObject.keyColumn), alias: nil)], dialect: dialect)
+        let condition = try deleteCondition(request)
         try flush()
         if registry.entities[PlainObject.entityName]?.relations.isEmpty ?? true,
            registry.incomingForeignKeys(PlainObject.entityName).isEmpty {
             // No delete rules to apply: one statement.
-            _ = try connection.execute(.delete(SQLDelete(from: PlainObject.entityName, where: try deleteCondition(request))))
+            _ = try connection.execute(.delete(SQLDelete(from: PlainObject.entityName, where: condition)))
             return
         }
-        let select = try request.select([.expression(.column(PlainObject.entityName, PlainObject.keyColumn), alias: nil)], dialect: dialect)
         let keys = try connection.fetchAll(.select(select)).compactMap { Int64.fromDatabaseValue($0[0]) }
         try connection.transaction { _ in
             var visited: Set<String> = []
@@ -248,19 +251,21 @@ public final class ManagedObjectContext {
     @discardableResult
     public func batchDelete<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws -> Int
     where PlainObject.Relations == Void {
-        try flush()
         let table = PlainObject.entityName
+        // Compiled before anything is written (see delete(_:)).
+        let condition = try deleteCondition(request)
+        let keys = try request.select([.expression(.column(table, PlainObject.keyColumn), alias: nil)], dialect: dialect)
+        try flush()
         let incoming = registry.incomingForeignKeys(table)
         if incoming.isEmpty {
-            return try connection.execute(.delete(SQLDelete(from: table, where: try deleteCondition(request))))
+            return try connection.execute(.delete(SQLDelete(from: table, where: condition)))
         }
-        let keys = try request.select([.expression(.column(table, PlainObject.keyColumn), alias: nil)], dialect: dialect)
         return try connection.transaction { conn in
             for fk in incoming {
                 _ = try conn.execute(.update(SQLUpdate(fk.table, set: [SQLAssignment(fk.column, .literal(.null))],
                                                        where: SQLExpression.column(fk.column).isIn(keys))))
             }
-            return try conn.execute(.delete(SQLDelete(from: table, where: try deleteCondition(request))))
+            return try conn.execute(.delete(SQLDelete(from: table, where: condition)))
         }
     }
 
@@ -313,9 +318,9 @@ public final class ManagedObjectContext {
     // metadata.
     @inlinable
     public func fetch<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws -> [ManagedObject<PlainObject>] {
-        try flush()
         let description = EntityDescription<PlainObject>.shared
         let select = try request.select(description.selectColumns, dialect: dialect)
+        try flush()
         var result: [ManagedObject<PlainObject>] = []
         if let limit = request.fetchLimit { result.reserveCapacity(min(limit, 1024)) }
         try forEachObject(select, description) { result.append($0) }
@@ -342,9 +347,9 @@ public final class ManagedObjectContext {
     /// - Throws: the errors of ``fetch(_:)``, and what `body` throws (which ends the stream).
     @inlinable
     public func forEach<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>, _ body: (ManagedObject<PlainObject>) throws -> Void) throws {
-        try flush()
         let description = EntityDescription<PlainObject>.shared
         let select = try request.select(description.selectColumns, dialect: dialect)
+        try flush()
         let keyIndex = description.keyIndex
         try description.attributes.withUnsafeBufferPointer { attributes in
             try connection.forEachRowInBatches(select) { row in
@@ -367,7 +372,6 @@ public final class ManagedObjectContext {
     ///
     /// - Throws: the errors of ``fetch(_:)``.
     public func count<PlainObject: ManagedObjectConvertible>(of request: Request<PlainObject>) throws -> Int {
-        try flush()
         var select: SQLSelect
         if request.fetchLimit != nil || request.fetchOffset != nil {
             let inner = try request.select([.expression(.column(PlainObject.entityName, PlainObject.keyColumn), alias: nil)],
@@ -377,6 +381,7 @@ public final class ManagedObjectContext {
             select = SQLSelect(from: PlainObject.entityName).columns(.expression(.countAll))
             if let c = try request.condition(dialect) { select = select.where(c) }
         }
+        try flush()
         guard let row = try connection.fetchOne(.select(select)), let n = Int64.fromDatabaseValue(row[0]) else { return 0 }
         return Int(n)
     }
