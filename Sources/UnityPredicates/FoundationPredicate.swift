@@ -77,18 +77,31 @@ final class PredicateSchemaBox<PlainObject>: Sendable {
 
 enum PredicateSchemas {
     static func make<T: ManagedObjectConvertible>(_ type: T.Type) -> PredicateSchema {
-        var columns: [AnyKeyPath: PredicateSchema.Column] = [:]
+        var schema = PredicateSchema(table: T.entityName, key: T.keyColumn)
         for attribute in T.attributes {
-            columns[attribute.keyPath] = PredicateSchema.Column(attribute.name, isDecimal: attribute.columnType == .decimal)
+            // Listed one by one (not through a resolver): a sort through a to-one relation
+            // finds the target's columns among the listed ones.
+            if let keyPath = attribute.keyPath as? any ColumnKeyPath {
+                schema = keyPath.addColumn(to: schema, attribute.name, isDecimal: attribute.columnType == .decimal)
+            }
         }
-        nonisolated(unsafe) let byKeyPath = columns
-        var schema = PredicateSchema(table: T.entityName, key: T.keyColumn) { byKeyPath[$0] }
         schema.missingColumnAdvice = "add Attribute(keyPath, \"column\") to \(T.entityName).attributes, "
             + "or pair a relation's key path with it in \(T.entityName).relationKeyPaths"
         for relation in T.relationKeyPaths { schema = relation.addition.add(to: schema) }
         return schema
     }
 
+}
+
+/// A typed key path seen through `AnyKeyPath`, so that it can be listed as a column.
+protocol ColumnKeyPath {
+    func addColumn(to schema: PredicateSchema, _ name: String, isDecimal: Bool) -> PredicateSchema
+}
+
+extension KeyPath: ColumnKeyPath {
+    func addColumn(to schema: PredicateSchema, _ name: String, isDecimal: Bool) -> PredicateSchema {
+        schema.column(self, name, isDecimal: isDecimal)
+    }
 }
 
 /// What a ``RelationKeyPath`` adds to its model's schema.
