@@ -221,19 +221,21 @@ public final class ManagedObjectContext {
     ///
     /// - Throws: what ``delete(_:)-(ManagedObject<PlainObject>)`` throws, and
     ///   ``PredicatesError/unknownAttribute(entity:keyPath:)`` for a key path no attribute
-    ///   stores.
+    ///   stores, `PredicateTranslationError` for a `#Predicate` or `SortDescriptor` that SQL
+    ///   cannot express (nothing is written then).
     public func delete<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws {
         // The request is compiled before anything is written: one that cannot be (a key path
         // without a column, a predicate SQL cannot express) throws with the database untouched.
-        let select = try request.select([.expression(.column(PlainObject.entityName, PlainObject.keyColumn), alias: nil)], dialect: dialect)
-        let condition = try deleteCondition(request)
-        try flush()
         if registry.entities[PlainObject.entityName]?.relations.isEmpty ?? true,
            registry.incomingForeignKeys(PlainObject.entityName).isEmpty {
             // No delete rules to apply: one statement.
+            let condition = try deleteCondition(request)
+            try flush()
             _ = try connection.execute(.delete(SQLDelete(from: PlainObject.entityName, where: condition)))
             return
         }
+        let select = try request.select([.expression(.column(PlainObject.entityName, PlainObject.keyColumn), alias: nil)], dialect: dialect)
+        try flush()
         let keys = try connection.fetchAll(.select(select)).compactMap { Int64.fromDatabaseValue($0[0]) }
         try connection.transaction { _ in
             var visited: Set<String> = []
@@ -247,19 +249,22 @@ public final class ManagedObjectContext {
     /// relations that point at the deleted rows are cleared first, one UPDATE each.
     ///
     /// - Throws: ``PredicatesError/unknownAttribute(entity:keyPath:)`` for a key path no
-    ///   attribute stores; the core's `DatabaseError` for what the database refuses.
+    ///   attribute stores, `PredicateTranslationError` for a `#Predicate` or `SortDescriptor`
+    ///   that SQL cannot express (nothing is written then); the core's `DatabaseError` for what
+    ///   the database refuses.
     @discardableResult
     public func batchDelete<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws -> Int
     where PlainObject.Relations == Void {
         let table = PlainObject.entityName
         // Compiled before anything is written (see delete(_:)).
         let condition = try deleteCondition(request)
-        let keys = try request.select([.expression(.column(table, PlainObject.keyColumn), alias: nil)], dialect: dialect)
-        try flush()
         let incoming = registry.incomingForeignKeys(table)
         if incoming.isEmpty {
+            try flush()
             return try connection.execute(.delete(SQLDelete(from: table, where: condition)))
         }
+        let keys = try request.select([.expression(.column(table, PlainObject.keyColumn), alias: nil)], dialect: dialect)
+        try flush()
         return try connection.transaction { conn in
             for fk in incoming {
                 _ = try conn.execute(.update(SQLUpdate(fk.table, set: [SQLAssignment(fk.column, .literal(.null))],
@@ -311,8 +316,9 @@ public final class ManagedObjectContext {
     /// The objects the request matches, in its order.
     ///
     /// - Throws: ``PredicatesError/unknownAttribute(entity:keyPath:)`` for a key path in the
-    ///   request that no attribute stores; the core's `DatabaseError` when the database refuses
-    ///   the query.
+    ///   request that no attribute stores; `PredicateTranslationError` for a `#Predicate` or
+    ///   `SortDescriptor` that SQL cannot express (before any SQL runs); the core's
+    ///   `DatabaseError` when the database refuses the query.
     // This, forEach(_:_:) and what they call are inlinable so that a client's fetch is
     // specialized for its model: as generic code, allocating each object looked up its type's
     // metadata.
