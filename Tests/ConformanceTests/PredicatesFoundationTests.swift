@@ -71,6 +71,20 @@ struct FpNovel: ManagedObjectConvertible, Equatable {
     ]
 }
 
+/// A to-one relation kept in a link table (no `column:`): a predicate cannot follow it.
+struct FpShelf: ManagedObjectConvertible, Equatable {
+    var label = ""
+    var owner: FpPublisher?
+    static let entityName = "FpShelf"
+    static let attributes: Set<Attribute<FpShelf>> = [Attribute(\.label, "label")]
+    struct Relations: RelationSet {
+        let owner = ToOneRelation<FpPublisher>("owner")
+        var all: [RelationDeclaration] { [owner.declaration] }
+    }
+    static let relations = Relations()
+    static let relationKeyPaths: [RelationKeyPath<FpShelf>] = [.toOne(\.owner, \.owner)]
+}
+
 /// A model without relations (`batchDelete` takes only those).
 struct FpStamp: ManagedObjectConvertible, Equatable {
     var code = ""
@@ -335,6 +349,12 @@ struct PredicatesFoundationTests {
             let state = try c.perform { ctx in
                 (try ctx.count(of: FpNovel.all), try ctx.count(of: FpReview.all), try ctx.fetch(FpStamp.all.sort(\.code), \.code))
             }
+            // A to-one relation kept in a link table cannot be followed: the error says so.
+            let c2 = PersistentContainer(database: db, models: foundationModels + [FpShelf.self])
+            let linked = #expect(throws: PredicateTranslationError.self) {
+                try c2.perform { ctx in try ctx.count(of: FpShelf.all.where(#Predicate<FpShelf> { $0.owner?.name == "Ace" })) }
+            }
+            #expect(linked?.reason.contains("FpShelf.owner is kept in a link table") == true)
             #expect(state.0 == 5)
             #expect(state.1 == 6)
             #expect(state.2 == ["a", "b", "c"])
