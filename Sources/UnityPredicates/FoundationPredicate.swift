@@ -90,7 +90,6 @@ enum PredicateSchemas {
         for relation in T.relationKeyPaths { schema = relation.addition.add(to: schema) }
         return schema
     }
-
 }
 
 /// A typed key path seen through `AnyKeyPath`, so that it can be listed as a column.
