@@ -284,6 +284,7 @@ struct PostgresReplicaTests {
         stop.withLock { $0 = true }
         for worker in workers { await worker.value }
         let result = tally.current
+        print("replica stopped: \(result.reads) one-statement reads (\(readsAtStop) before the stop), \(result.errors.count) failed")
         #expect(result.errors.isEmpty, "reads failed: \(result.errors.prefix(5))")
         #expect(result.wrong.isEmpty, "wrong answers: \(result.wrong.prefix(5))")
         #expect(result.reads > readsAtStop)
