@@ -66,7 +66,7 @@ public struct PostgresDriver: DatabaseDriver {
         }
     }
 
-    /// Describes a primary and its read replicas: a ``Database`` opened with it writes to
+    /// Describes a primary and its read replicas: a `Database` opened with it writes to
     /// the primary and routes reads to the replicas (see `ReadSource`).
     ///
     /// ```swift

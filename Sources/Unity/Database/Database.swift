@@ -210,7 +210,7 @@ public final class Database: Sendable {
     /// that statement is seen, none made after it.
     ///
     /// On a database with read replicas it runs on a replica that has replayed this
-    /// database's last commit, else on the primary (see ``read(_:_:)``). It is never run
+    /// database's last commit, else on the primary (see `read(_:_:)`). It is never run
     /// again: a replica lost while it runs makes it throw ``DatabaseError/connectionLost(_:)``.
     @discardableResult
     public func read<T>(_ body: (Connection) throws -> T) throws -> T {
@@ -219,9 +219,9 @@ public final class Database: Sendable {
         }
     }
 
-    /// Runs `body` as ``read(_:)`` does, on the server `source` names: `.primary` for a
+    /// Runs `body` as `read(_:)` does, on the server `source` names: `.primary` for a
     /// read that must see every commit made so far, by any client; `.replica` is what
-    /// ``read(_:)`` does. Without replicas both read the one server.
+    /// `read(_:)` does. Without replicas both read the one server.
     @discardableResult
     public func read<T>(_ source: ReadSource, _ body: (Connection) throws -> T) throws -> T {
         if let connection = LentConnections.current?.reusable(for: ObjectIdentifier(self), role: .reader, primaryOnly: source == .primary) {
@@ -304,7 +304,7 @@ public final class Database: Sendable {
     }
 
     /// The first row of a raw SQL query, or nil; on the primary when the database has
-    /// replicas, as ``fetchAll(sql:_:)``.
+    /// replicas, as `fetchAll(sql:_:)`.
     public func fetchOne(sql: String, _ bindings: [DatabaseValue] = []) throws -> Row? {
         try read(.primary) { try $0.fetchOne(sql: sql, bindings) }
     }
