@@ -159,9 +159,21 @@ struct PostgresReplicaTests {
         func valuesToPersist() -> [String: (any DatabaseValueConvertible)?] { ["name": name] }
     }
 
+    /// A model of the SQL-first flavor, on the core test's table.
+    struct ItemModel: ModelDef {
+        var id: Int
+        var name: String
+        static let tableName = "items"
+        var existsInDatabase = false
+        var primaryKeys: [any CodingKey] { [CodingKeys.id] }
+        enum CodingKeys: String, CodingKey {
+            case id, name, existsInDatabase
+        }
+    }
+
     /// Each flavor reads through the replica path with no change: while the standby's replay
     /// is paused, another client changes the rows on the primary; the routed reads of the
-    /// core, the active-record flavor and the ORM still see the standby's rows (the other
+    /// core, the SQL-first flavor, the active-record flavor and the ORM still see the standby's rows (the other
     /// client's commit is not this database's), and `read(.primary)` sees the change.
     @Test func theCoreAndTheFlavorsReadThroughTheReplica() throws {
         try Self.withReplicatedDatabase { db, cluster, schema in
@@ -196,6 +208,7 @@ struct PostgresReplicaTests {
             // The routed reads: the standby's rows.
             let select = SQLStatement.select(SQLSelect(from: "items").columns(.expression(.column("name"))))
             #expect(try db.fetchOne(select)?[0] == .text("before"), "core AST read")
+            #expect(try ItemModel.allInstances(in: db).map(\.name) == ["before"], "SQL-first allInstances")
             #expect(try Query<Gizmo>().findOrThrow(1, db)?.name == "before", "active-record find")
             #expect(try Query<Gizmo>().allOrThrow(db).map(\.name) == ["before"], "active-record query")
             #expect(try amigo.query(AmigoSeed.Dog.self).all().map(\.label) == ["before"], "ORM query")
@@ -208,6 +221,7 @@ struct PostgresReplicaTests {
                 try amigo.query(AmigoSeed.Dog.self).all().map(\.label) == ["after"]
             }, "the replica did not catch up")
             #expect(try Query<Gizmo>().findOrThrow(1, db)?.name == "after")
+            #expect(try ItemModel.allInstances(in: db).map(\.name) == ["after"])
         }
     }
 
