@@ -1828,6 +1828,12 @@ extension PostgresConnection {
             pendingBegin = nil
             return nil
         }
+        if PQpipelineStatus(conn) != PQ_PIPELINE_OFF {
+            // Not expected (whatever was pipelined is read before a statement runs); if it
+            // happens, two round trips rather than a simple query refused in pipeline mode.
+            _ = try execute(sql, bindings: [], onRow: nil)
+            return try replicationPosition()
+        }
         // One message, one round trip: the COMMIT, then (only when it succeeded) the position.
         guard PQsendQuery(conn, sql + Self.commitPositionSuffix) == 1 else {
             throw pgError(result: nil, connection: conn, sql: sql)
