@@ -24,7 +24,8 @@ struct PostgresFailoverTests {
     /// Writes go on while the primary stops and the standby is promoted: they succeed again
     /// through the same URL and pool, only the calls that met the loss fail with
     /// `connectionLost` (each with its commit state), and every acknowledged write is on the
-    /// new primary.
+    /// new primary (the pair replicates synchronously: with asynchronous replication a
+    /// failover loses the last commits the standby had not received, whatever the client).
     @Test(.enabled(if: PostgresClusters.failoverSuiteEnabled, PostgresClusters.missingMessage))
     func writesResumeAfterAPromotionAndNothingAcknowledgedIsLost() throws {
         let url = try PostgresClusters.require(PostgresClusters.failoverURL, "UNITY_PG_FAILOVER_URL")
