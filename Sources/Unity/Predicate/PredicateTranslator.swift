@@ -394,13 +394,16 @@ struct PredicateTranslator {
         if let comparator = descriptor.stringComparator, comparator != .lexical {
             throw Self.untranslatable(descriptor, "strings sort by code point in SQL: use the .lexical comparator")
         }
-        guard var (e, traits) = try sortKey(keyPath, row: root, depth: 0) else {
+        guard let (column, traits) = try sortKey(keyPath, row: root, depth: 0) else {
             throw Self.untranslatable(descriptor, "the key path \(keyPath) maps to no column of \"\(root.schema.table)\" or of its to-one relationships")
         }
-        if traits.kind == .text { e = .codePointOrdered(e) }
-        traits.nullable = true
-        // Swift's SortDescriptor puts nil before every value in forward order.
-        return descriptor.order == .forward ? SQLOrdering(e, .ascending, nulls: .first) : SQLOrdering(e, .descending, nulls: .last)
+        let e = traits.kind == .text ? SQLExpression.codePointOrdered(column) : column
+        // Swift's SortDescriptor puts nil before every value in forward order. The NULLS
+        // clause is written only for an optional value: on PostgreSQL it is the opposite of
+        // the default, and an ORDER BY with it cannot walk a plain index.
+        let nulls: (forward: SQLOrdering.Nulls?, reverse: SQLOrdering.Nulls?) = traits.nullable ? (.first, .last) : (nil, nil)
+        return descriptor.order == .forward ? SQLOrdering(e, .ascending, nulls: nulls.forward)
+            : SQLOrdering(e, .descending, nulls: nulls.reverse)
     }
 
     /// The column a sort key path reads: one of `row`'s, or one of a to-one relationship's
