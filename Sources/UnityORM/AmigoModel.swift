@@ -217,12 +217,15 @@ struct PredicateKeyPath {
         }
     }
 
-    /// A related model: a to-one relationship.
+    /// A related model: a to-one relationship, read as `\Pet.owner` in predicates (`$0.owner?.name`)
+    /// and as `\Pet.owner!` in sort descriptors (`SortDescriptor(\Pet.owner!.name)`): a key path
+    /// through an optional chain cannot be rebuilt from its parts, one through a force unwrap can.
     @usableFromInline
-    static func toOne<Root, Value>(_ keyPath: KeyPath<Root, Value>) -> PredicateKeyPath {
+    static func toOne<Root, Related>(_ keyPath: KeyPath<Root, Related?>) -> PredicateKeyPath {
         PredicateKeyPath { schema, role in
             guard case .toOne(let foreignKey, let targetColumn, let target) = role else { return nil }
             return schema.toOne(keyPath, foreignKey: foreignKey, targetColumn: targetColumn, target: target)
+                .toOne(keyPath.appending(path: \Related?.!), foreignKey: foreignKey, targetColumn: targetColumn, target: target)
         }
     }
 

@@ -53,7 +53,9 @@ public struct QuerySet<T: AmigoModel> {
     /// before: nil sorts first in forward order and last in reverse, as Swift sorts it; strings
     /// by code point (the `.lexical` comparator; a localized one throws
     /// `PredicateTranslationError` when the query runs, as does a key path without a column).
-    /// Across a foreign key, order with a string path: `orderBy("dog.label")`.
+    /// Across a foreign key, write the key path with a force unwrap,
+    /// `SortDescriptor(\Person.dog!.label)`: an object without the related one sorts as nil
+    /// (where Swift's own `sorted(using:)` would trap).
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     public func orderBy(_ descriptors: SortDescriptor<T>...) -> QuerySet {
         orderBy(descriptors)

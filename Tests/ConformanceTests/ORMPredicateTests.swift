@@ -284,6 +284,27 @@ struct ORMPredicateTests {
         }
     }
 
+    /// Sorting through a foreign key: `SortDescriptor(\PqPet.owner!.name)`. Swift traps on a
+    /// pet without an owner, so Swift's order is checked over the pets that have one; in SQL the
+    /// others sort as nil (first in forward order, last in reverse).
+    @Test(arguments: Backend.allCases)
+    func sortingThroughAForeignKey(_ backend: Backend) throws {
+        try Self.withWorld(backend) { _, s, w throws in
+            let byOwnerName = [SortDescriptor(\PqPet.owner!.name, order: .reverse), SortDescriptor(\PqPet.id)]
+            let owned = #Predicate<PqPet> { $0.owner?.id != nil }
+            #expect(try s.query(PqPet.self).filter(owned).orderBy(byOwnerName).all().map(\.id) == [6, 3, 1, 2, 5])
+            #expect(try w.pets.filter { try owned.evaluate($0) }.sorted(using: byOwnerName).map(\.id) == [6, 3, 1, 2, 5])
+            // All pets: no owner (4, 7) sorts as nil, as does an owner without a name (5): last in
+            // reverse order, first in forward order.
+            #expect(try s.query(PqPet.self).orderBy(byOwnerName).all().map(\.id) == [6, 3, 1, 2, 4, 5, 7])
+            let byAge = [SortDescriptor(\PqPet.owner!.age), SortDescriptor(\PqPet.name)]
+            #expect(try s.query(PqPet.self).orderBy(byAge).all().map(\.id) == [3, 4, 7, 2, 1, 6, 5])
+            // Composed with a string order before it and a filter through the same relationship.
+            #expect(try s.query(PqPet.self).filter(#Predicate<PqPet> { $0.owner?.age == 30 }).orderBy("good")
+                .orderBy(SortDescriptor(\PqPet.owner!.name, order: .reverse)).all().map(\.id) == [2, 6, 1])
+        }
+    }
+
     /// What cannot be translated throws a typed error naming it, before any SQL runs; the
     /// database is left as it was and the session stays usable.
     @Test(arguments: Backend.allCases)
@@ -312,7 +333,7 @@ struct ORMPredicateTests {
             #expect(throws: PredicateTranslationError.self) {
                 try s.query(PqPet.self).orderBy(SortDescriptor(\PqPet.nickname)).all()
             }
-            // A to-one relationship is optional in the ORM: sorting through it is not translated.
+            // Through a to-one relationship, a key path with an optional chain cannot be matched.
             #expect(throws: PredicateTranslationError.self) {
                 try s.query(PqPet.self).orderBy(SortDescriptor(\PqPet.owner?.name)).all()
             }

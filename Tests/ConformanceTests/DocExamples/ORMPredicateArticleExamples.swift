@@ -137,6 +137,13 @@ struct ORMPredicateArticleExamples {
 
             #expect(inOslo.map(\.name) == ["Rex", "Mia"])
             #expect(busy.map(\.name) == ["North", "South"])
+
+            let byShelter = try session.query(Animal.self)
+                .orderBy(SortDescriptor(\Animal.shelter!.name), SortDescriptor(\Animal.name))
+                .all()
+            // byShelter: Bo (no shelter), Mia, Rex (North), Ace (South)
+
+            #expect(byShelter.map(\.name) == ["Bo", "Mia", "Rex", "Ace"])
         }
     }
 
