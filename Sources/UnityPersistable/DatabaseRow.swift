@@ -72,8 +72,7 @@ public struct DatabaseRow: Sendable {
     /// ``PersistableError/fieldType(name:actualType:desiredType:)`` when the value (NULL
     /// included) is not a `T`.
     ///
-    /// (Disfavored so that a read into an optional property picks the optional form below,
-    /// rather than this one with `T` an `Optional`.)
+    /// A read into an optional property picks the optional form of `read(_:)` instead.
     @inlinable @_disfavoredOverload
     public func read<T: DatabaseValueConvertible>(_ column: String) throws -> T {
         guard let index = row.layout.index(of: column), index < row.values.count else {

@@ -236,7 +236,9 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
         try fetch(limit(1).statement, DefaultDatabase.resolve(database), skipBadRows: false).first
     }
 
-    /// The last record: the reversed query with LIMIT 1, or nil (see `lastRecord`).
+    /// The last record, or nil: the reversed query with LIMIT 1 (a query without an ordering is
+    /// ordered by id). A query with its own limit keeps the last of its own records, so
+    /// `limit(5).last()` is the fifth record, not the table's last.
     public func last(_ database: Database? = nil) -> Record? {
         logging(database, "last()", nil) { db in try lastRecord(db, skipBadRows: true) }
     }

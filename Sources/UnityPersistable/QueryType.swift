@@ -19,7 +19,8 @@ public protocol QueryType: Sendable {
 
     /// ANDs a raw condition with `?` placeholders, its values bound.
     func filter(_ sql: String, _ values: [any DatabaseValueConvertible]) -> Self
-    /// ANDs `column = value` per entry (nil: `IS NULL`; an array: `IN`), columns quoted.
+    /// ANDs `column = value` per entry (nil: `IS NULL`), columns quoted and qualified; for `IN`
+    /// use ``filter(_:inList:)``.
     func filter(_ conditions: [String: (any DatabaseValueConvertible)?]) -> Self
     /// ANDs `column IN (values…)`; an empty list matches nothing.
     func filter<Value: DatabaseValueConvertible>(_ column: String, inList list: [Value]) -> Self

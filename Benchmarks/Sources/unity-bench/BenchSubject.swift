@@ -76,6 +76,7 @@ enum SubjectRegistry {
     /// - `core`: Unity's core API (AST statements and rows) — add `CoreSubject.swift`.
     /// - `modeldef`: SQL-first `ModelDef` records — add `ModelDefSubject.swift`.
     /// - `modeldef-gen`: the same with `@RowCoded` (generated row coding).
+    /// - `modeldef-predicate`: `modeldef-gen`'s query workload through `#Predicate`.
     /// - later the flavors (`persistable`, `orm`, `predicates`, `state`), one file each.
     /// - peers built only on request join at the end: `fluent` with the `Fluent` package trait.
     static let all: [any BenchSubject] = {
@@ -92,6 +93,8 @@ enum SubjectRegistry {
             ModelDefSubject(backend: .postgres),
             ModelDefGenSubject(backend: .sqlite),
             ModelDefGenSubject(backend: .postgres),
+            ModelDefPredicateSubject(backend: .sqlite),
+            ModelDefPredicateSubject(backend: .postgres),
             PersistableSubject(backend: .sqlite),
             PersistableSubject(backend: .postgres),
             PredicatesSubject(backend: .sqlite),

@@ -75,9 +75,10 @@ extension DBManager {
     }
 
     /// Closes the database on top of the stack and makes the one below the default again
-    /// (sModel's `pop(deleteDB:)`); with `deleteDB`, also deletes it (the SQLite file of a
-    /// pushed path; the schema of a PostgreSQL push that named one). Refuses to pop the last
-    /// database with ``DBManagerError/cannotPopLastDatabase``: close it with ``close()``.
+    /// (sModel's `pop(deleteDB:)`); with `deleteDB`, also runs the deleter it was pushed with
+    /// (the SQLite driver's `push` removes the database file; a PostgreSQL push deletes
+    /// nothing on the server). Refuses to pop the last database with
+    /// ``DBManagerError/cannotPopLastDatabase``: close it with ``close()``.
     public static func pop(deleteDB: Bool) throws {
         guard DefaultDatabase.depth > 1, let top = DefaultDatabase.pop() else {
             throw DBManagerError.cannotPopLastDatabase

@@ -21,7 +21,7 @@ import Foundation
 ///
 /// Each stored property is a column, except `existsInDatabase`: rows read from the database
 /// decode it as `true`, and saving never writes it. A model with hand-written `CodingKeys`
-/// must keep a `existsInDatabase` case for that to work. Properties whose types are
+/// must keep an `existsInDatabase` case for that to work. Properties whose types are
 /// ``DatabaseValueConvertible`` (numbers, strings, `Date`, `UUID`, `Decimal`, `Data`,
 /// raw-value enums, optionals of those) are stored as such; any other `Codable` property is
 /// stored as a JSON document.

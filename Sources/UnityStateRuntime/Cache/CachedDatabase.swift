@@ -61,6 +61,8 @@ public final class MaximumCountCache: DatabaseCache, @unchecked Sendable {
         return entries.count
     }
 
+    /// The value cached at `path` (`.some(nil)`: known to be empty), or nil when it is not cached;
+    /// marks it used.
     public func value<Value: DatabaseValue>(at path: Path) -> Value?? {
         lock.lock()
         defer { lock.unlock() }
@@ -70,6 +72,8 @@ public final class MaximumCountCache: DatabaseCache, @unchecked Sendable {
         return .some(stored.value)
     }
 
+    /// Caches `value` (nil: known to be empty) at `path`, first evicting the least recently used
+    /// values when the cache is full.
     public func store<Value: DatabaseValue>(_ value: Value?, at path: Path) {
         lock.lock()
         defer { lock.unlock() }
@@ -78,12 +82,14 @@ public final class MaximumCountCache: DatabaseCache, @unchecked Sendable {
         entries[path] = (StoredValue(value), tick)
     }
 
+    /// Forgets every cached value.
     public func removeAll() {
         lock.lock()
         entries.removeAll()
         lock.unlock()
     }
 
+    /// Forgets the value cached at `path`.
     public func removeValue(at path: Path) {
         lock.lock()
         entries[path] = nil
@@ -113,6 +119,8 @@ public final class CachedDatabase: Database {
         self.cache = cache
     }
 
+    /// The value stored at `path`: from the cache, else from the wrapped database (and then cached,
+    /// nil too).
     public func get<Value: DatabaseValue>(_ path: Path) -> Value? {
         if let cached: Value? = cache.value(at: path) { return cached }
         let value: Value? = database.get(path)
@@ -120,11 +128,14 @@ public final class CachedDatabase: Database {
         return value
     }
 
+    /// Writes `value` to the wrapped database, then to the cache.
     public func set<Value: DatabaseValue>(_ value: Value, for path: Path) {
         database.set(value, for: path)
         cache.store(value, at: path)
     }
 
+    /// Calls `predicate` with every instance of `model` that has a stored status in the wrapped
+    /// database (statuses are not cached), and collects the non-nil results.
     public func all<T>(model: ModelKey, where predicate: (InstanceKey, InstanceStatus) -> T?) -> [T] {
         database.all(model: model, where: predicate)
     }
@@ -135,10 +146,13 @@ public final class CachedDatabase: Database {
         try cache.emptiedOnFailure { try database.transaction(body) }
     }
 
+    /// The ids of the created instances of `model` whose value satisfies `condition`, as the
+    /// wrapped database answers it.
     public func instances(of model: ModelKey, where condition: PropertyCondition) -> [InstanceKey] {
         database.instances(of: model, where: condition)
     }
 
+    /// A page of the instance ids of `model` from `start`, as the wrapped database answers it.
     public func instanceKeys(of model: ModelKey, from start: InstanceKey, limit: Int) -> [InstanceKey] {
         database.instanceKeys(of: model, from: start, limit: limit)
     }

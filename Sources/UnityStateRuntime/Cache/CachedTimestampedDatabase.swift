@@ -28,28 +28,41 @@ public final class CachedTimestampedDatabase: TimestampedDatabase {
         self.cache = cache
     }
 
+    /// The value stored at `path` with the date it was written, from the cache, else the wrapped
+    /// database; nil when none is stored (or it is not a `Value`).
     public func get<Value: DatabaseValue>(_ path: Path) -> Timestamped<Value>? {
         cachedRead(path, cache: cache) { database.get(path) }
     }
 
+    /// The value stored at `path`, from the cache, else the wrapped database; nil when none is
+    /// stored (or it is not a `Value`).
     public func get<Value: DatabaseValue>(_ path: Path) -> Value? {
         let found: Timestamped<Value>? = get(path)
         return found?.value
     }
 
+    /// Writes `value` to the wrapped database (dated by its clock); the next read of `path` asks
+    /// the database.
     public func set<Value: DatabaseValue>(_ value: Value, for path: Path) {
         set(value, for: path, at: nil)
     }
 
+    /// Writes `value` at `path` as written at `date` (the wrapped database's clock when nil), then
+    /// updates the cache: it keeps the value only when it is known to be the database's current
+    /// one.
     public func set<Value: DatabaseValue>(_ value: Value, for path: Path, at date: Date?) {
         database.set(value, for: path, at: date)
         cachedWrite(value, path: path, date: date, cache: cache)
     }
 
+    /// Calls `predicate` with every instance of `model` that has a stored status in the wrapped
+    /// database (statuses are not cached), and collects the non-nil results.
     public func all<T>(model: ModelKey, where predicate: (InstanceKey, InstanceStatus) -> T?) -> [T] {
         database.all(model: model, where: predicate)
     }
 
+    /// Calls `predicate` with every instance of `model` that has a stored status, with the status
+    /// and the date it was written, and collects the non-nil results.
     public func all<T>(model: ModelKey, where predicate: (InstanceKey, InstanceStatus, Date) -> T?) -> [T] {
         database.all(model: model, where: predicate)
     }
@@ -60,10 +73,13 @@ public final class CachedTimestampedDatabase: TimestampedDatabase {
         try cache.emptiedOnFailure { try database.transaction(body) }
     }
 
+    /// The ids of the created instances of `model` whose value satisfies `condition`, as the
+    /// wrapped database answers it.
     public func instances(of model: ModelKey, where condition: PropertyCondition) -> [InstanceKey] {
         database.instances(of: model, where: condition)
     }
 
+    /// A page of the instance ids of `model` from `start`, as the wrapped database answers it.
     public func instanceKeys(of model: ModelKey, from start: InstanceKey, limit: Int) -> [InstanceKey] {
         database.instanceKeys(of: model, from: start, limit: limit)
     }
@@ -88,6 +104,8 @@ public final class CachedHistoryDatabase: HistoryDatabase {
         self.cache = cache
     }
 
+    /// The value `path` held at `date` (the current value when nil), with its write time: from the
+    /// cache when the cached value was written at or before `date`, else from the wrapped database.
     public func get<Value: DatabaseValue>(_ path: Path, at date: Date?) -> Timestamped<Value>? {
         // The cached value is the current one: it is also the value at any date from its
         // write time on. Before that (or when the path is not cached) the database answers.
@@ -99,32 +117,47 @@ public final class CachedHistoryDatabase: HistoryDatabase {
         return database.get(path, at: date)
     }
 
+    /// The value stored at `path` with the date it was written, from the cache, else the wrapped
+    /// database; nil when none is stored (or it is not a `Value`).
     public func get<Value: DatabaseValue>(_ path: Path) -> Timestamped<Value>? {
         cachedRead(path, cache: cache) { database.get(path, at: nil) }
     }
 
+    /// The value stored at `path`, from the cache, else the wrapped database; nil when none is
+    /// stored (or it is not a `Value`).
     public func get<Value: DatabaseValue>(_ path: Path) -> Value? {
         let found: Timestamped<Value>? = get(path)
         return found?.value
     }
 
+    /// Writes `value` to the wrapped database (dated by its clock); the next read of `path` asks
+    /// the database.
     public func set<Value: DatabaseValue>(_ value: Value, for path: Path) {
         set(value, for: path, at: nil)
     }
 
+    /// Writes `value` at `path` as written at `date` (the wrapped database's clock when nil), then
+    /// updates the cache: it keeps the value only when it is known to be the database's current
+    /// one.
     public func set<Value: DatabaseValue>(_ value: Value, for path: Path, at date: Date?) {
         database.set(value, for: path, at: date)
         cachedWrite(value, path: path, date: date, cache: cache)
     }
 
+    /// Calls `predicate` with every instance of `model` that had a status at `date` (now when nil),
+    /// with that status and its write date, and collects the non-nil results.
     public func all<T>(model: ModelKey, at date: Date?, where predicate: (InstanceKey, InstanceStatus, Date) -> T?) -> [T] {
         database.all(model: model, at: date, where: predicate)
     }
 
+    /// Calls `predicate` with every instance of `model` that has a stored status, with the status
+    /// and the date it was written, and collects the non-nil results.
     public func all<T>(model: ModelKey, where predicate: (InstanceKey, InstanceStatus, Date) -> T?) -> [T] {
         database.all(model: model, at: nil, where: predicate)
     }
 
+    /// Calls `predicate` with every instance of `model` that has a stored status in the wrapped
+    /// database (statuses are not cached), and collects the non-nil results.
     public func all<T>(model: ModelKey, where predicate: (InstanceKey, InstanceStatus) -> T?) -> [T] {
         database.all(model: model, at: nil) { id, status, _ in predicate(id, status) }
     }
@@ -135,10 +168,13 @@ public final class CachedHistoryDatabase: HistoryDatabase {
         try cache.emptiedOnFailure { try database.transaction(body) }
     }
 
+    /// The ids of the created instances of `model` whose value satisfies `condition`, as the
+    /// wrapped database answers it.
     public func instances(of model: ModelKey, where condition: PropertyCondition) -> [InstanceKey] {
         database.instances(of: model, where: condition)
     }
 
+    /// A page of the instance ids of `model` from `start`, as the wrapped database answers it.
     public func instanceKeys(of model: ModelKey, from start: InstanceKey, limit: Int) -> [InstanceKey] {
         database.instanceKeys(of: model, from: start, limit: limit)
     }

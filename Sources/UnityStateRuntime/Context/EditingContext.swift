@@ -51,6 +51,8 @@ public class EditingContext: Database {
         database.all(model: model) { ($0, $1) }
     }
 
+    /// The value at `path`: the context's edit when it has one, else the database's value (a
+    /// ``HistoryEditingContext`` reads its snapshot).
     public func get<Value: DatabaseValue>(_ path: Path) -> Value? {
         let other = path.isInstanceStatus && Value.self != InstanceStatus.self
         if let edit = other ? otherAtStatusPaths[path] : edits[path] {
@@ -59,6 +61,7 @@ public class EditingContext: Database {
         return baseValue(path)
     }
 
+    /// Keeps `value` as an edit of `path` until ``commitChanges()`` (the database is not written).
     public func set<Value: DatabaseValue>(_ value: Value, for path: Path) {
         let edit = PendingEdit(value: StoredValue(value)) { target in
             if let timestamped = target.timestamped, let date = target.date {
@@ -78,6 +81,8 @@ public class EditingContext: Database {
         edits[path] = edit
     }
 
+    /// Calls `predicate` with every instance of `model`, with the status the context's edits give
+    /// it over the database's, and collects the non-nil results (in instance order).
     public func all<T>(model: ModelKey, where predicate: (InstanceKey, InstanceStatus) -> T?) -> [T] {
         var statuses: [InstanceKey: InstanceStatus] = [:]
         for (id, status) in baseStatuses(model: model) { statuses[id] = status }

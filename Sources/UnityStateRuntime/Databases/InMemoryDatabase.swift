@@ -42,6 +42,7 @@ public final class InMemoryDatabase: Database, @unchecked Sendable {
         self.clock = clock
     }
 
+    /// The value stored at `path`, from memory; nil when none is stored (or it is not a `Value`).
     public func get<Value: DatabaseValue>(_ path: Path) -> Value? {
         lock.lock()
         if path.isInstanceStatus, Value.self == InstanceStatus.self {
@@ -62,6 +63,7 @@ public final class InMemoryDatabase: Database, @unchecked Sendable {
         }
     }
 
+    /// Stores `value` at `path`, dated by the store's clock.
     public func set<Value: DatabaseValue>(_ value: Value, for path: Path) {
         let date = clock()
         lock.lock()
@@ -76,6 +78,8 @@ public final class InMemoryDatabase: Database, @unchecked Sendable {
         values[path] = Entry(value: StoredValue(value), date: date)
     }
 
+    /// Calls `predicate` with every instance of `model` that has a stored status, from memory, and
+    /// collects the non-nil results (in instance order).
     public func all<T>(model: ModelKey, where predicate: (InstanceKey, InstanceStatus) -> T?) -> [T] {
         lock.lock()
         let instances = statuses[model] ?? [:]

@@ -35,20 +35,27 @@ public final class InMemoryHistoryDatabase: HistoryDatabase, @unchecked Sendable
         return low == 0 ? nil : writes[low - 1]
     }
 
+    /// The value `path` held at `date` (the current value when nil), with its write time; nil when
+    /// it had none then.
     public func get<Value: DatabaseValue>(_ path: Path, at date: Date?) -> Timestamped<Value>? {
         guard let found = entry(path, at: date, status: Value.self == InstanceStatus.self), let stored = found.value as? StoredValue<Value> else { return nil }
         return Timestamped(value: stored.value, date: found.date)
     }
 
+    /// The value stored at `path` with the date it was written, from memory; nil when none is
+    /// stored (or it is not a `Value`).
     public func get<Value: DatabaseValue>(_ path: Path) -> Timestamped<Value>? {
         get(path, at: nil)
     }
 
+    /// The value stored at `path`, from memory; nil when none is stored (or it is not a `Value`).
     public func get<Value: DatabaseValue>(_ path: Path) -> Value? {
         let found: Timestamped<Value>? = get(path, at: nil)
         return found?.value
     }
 
+    /// Stores `value` at `path` as written at `date` (now, by the store's clock, when nil). A write
+    /// older than the current value is kept in the history but does not become current.
     public func set<Value: DatabaseValue>(_ value: Value, for path: Path, at date: Date?) {
         let when = date ?? clock()
         let other = path.isInstanceStatus && Value.self != InstanceStatus.self
@@ -67,10 +74,14 @@ public final class InMemoryHistoryDatabase: HistoryDatabase, @unchecked Sendable
         if path.isInstanceStatus { instances[path.model, default: []].insert(path.instance) }
     }
 
+    /// Stores `value` at `path`, dated now by the store's clock; the earlier values stay in the
+    /// history.
     public func set<Value: DatabaseValue>(_ value: Value, for path: Path) {
         set(value, for: path, at: nil)
     }
 
+    /// Calls `predicate` with every instance of `model` that had a status at `date` (now when nil),
+    /// with that status and its write date, and collects the non-nil results.
     public func all<T>(model: ModelKey, at date: Date?,
                        where predicate: (InstanceKey, InstanceStatus, Date) -> T?) -> [T] {
         lock.lock()
@@ -82,10 +93,14 @@ public final class InMemoryHistoryDatabase: HistoryDatabase, @unchecked Sendable
         }
     }
 
+    /// Calls `predicate` with every instance of `model` that has a stored status, with the status
+    /// and the date it was written, and collects the non-nil results (in instance order).
     public func all<T>(model: ModelKey, where predicate: (InstanceKey, InstanceStatus, Date) -> T?) -> [T] {
         all(model: model, at: nil, where: predicate)
     }
 
+    /// Calls `predicate` with every instance of `model` that has a stored status, from memory, and
+    /// collects the non-nil results (in instance order).
     public func all<T>(model: ModelKey, where predicate: (InstanceKey, InstanceStatus) -> T?) -> [T] {
         all(model: model, at: nil) { id, status, _ in predicate(id, status) }
     }

@@ -67,12 +67,16 @@ extension ModelProtocol {
     /// Hashes the id.
     public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 
+    /// Does nothing: a model without `@Model` is not observed.
     public func observationAccess(_ property: PropertyKey) {}
 
+    /// Performs the write: a model without `@Model` has no observers to tell.
     public func observationMutation(_ property: PropertyKey, _ write: () -> Void) { write() }
 
+    /// Does nothing: a model without `@Model` has no observers to tell.
     public func notifyObservers(ofChangeTo property: PropertyKey) {}
 
+    /// Nil: a model written without `@Model` has no table of key paths.
     public static var propertyKeyPaths: [AnyKeyPath: PropertyKey]? { nil }
 
     /// A model without `@Command` functions knows no command.

@@ -66,6 +66,7 @@ extension Path: CustomStringConvertible {
 
 extension Path: Codable {
     // Encoded as a three-element array, as StateModel does, so messages stay small.
+    /// Encodes the path as three numbers: model, instance, property.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.unkeyedContainer()
         try container.encode(model)
@@ -73,6 +74,7 @@ extension Path: Codable {
         try container.encode(property)
     }
 
+    /// Decodes a path written by ``encode(to:)``.
     public init(from decoder: any Decoder) throws {
         var container = try decoder.unkeyedContainer()
         model = try container.decode(ModelKey.self)

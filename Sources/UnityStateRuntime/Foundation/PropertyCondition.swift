@@ -1,6 +1,17 @@
 /// How a stored property value is compared in a ``PropertyCondition``.
 public enum PropertyComparison: Sendable, Hashable {
-    case equal, notEqual, less, lessOrEqual, greater, greaterOrEqual
+    /// The stored value equals the compared one (`==`).
+    case equal
+    /// The stored value differs from the compared one (`!=`).
+    case notEqual
+    /// The stored value is less than the compared one (`<`).
+    case less
+    /// The stored value is less than or equal to the compared one (`<=`).
+    case lessOrEqual
+    /// The stored value is greater than the compared one (`>`).
+    case greater
+    /// The stored value is greater than or equal to the compared one (`>=`).
+    case greaterOrEqual
 }
 
 /// A condition on one stored property of a model, which a store can run natively.

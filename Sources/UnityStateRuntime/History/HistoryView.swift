@@ -21,6 +21,7 @@ public final class HistoryView: Database {
         self.date = date
     }
 
+    /// The value `path` held at the view's ``date``; nil when it had none then.
     public func get<Value: DatabaseValue>(_ path: Path) -> Value? {
         let found: Timestamped<Value>? = database.get(path, at: date)
         return found?.value
@@ -29,6 +30,8 @@ public final class HistoryView: Database {
     /// Ignored: a view of the past is read-only.
     public func set<Value: DatabaseValue>(_ value: Value, for path: Path) {}
 
+    /// Calls `predicate` with every instance of `model` that had a status at the view's ``date``,
+    /// and collects the non-nil results.
     public func all<T>(model: ModelKey, where predicate: (InstanceKey, InstanceStatus) -> T?) -> [T] {
         database.all(model: model, at: date) { id, status, _ in predicate(id, status) }
     }

@@ -38,6 +38,7 @@ public protocol AnyOptional {
 }
 
 extension Optional: AnyOptional {
+    /// `nil`.
     public static var nilValue: Wrapped? { nil }
 }
 

@@ -130,15 +130,20 @@ public final class ObservableDatabase: Database, @unchecked Sendable {
         for listener in hearing { listener(paths) }
     }
 
+    /// The value stored at `path` in the wrapped database.
     public func get<Value: DatabaseValue>(_ path: Path) -> Value? {
         database.get(path)
     }
 
+    /// Stores `value` in the wrapped database, then tells the model objects of the instance, the
+    /// streams and the listeners (when this thread's transaction succeeds, inside one).
     public func set<Value: DatabaseValue>(_ value: Value, for path: Path) {
         database.set(value, for: path)
         didChange(path)
     }
 
+    /// Calls `predicate` with every instance of `model` that has a stored status, from the wrapped
+    /// database, and collects the non-nil results.
     public func all<T>(model: ModelKey, where predicate: (InstanceKey, InstanceStatus) -> T?) -> [T] {
         database.all(model: model, where: predicate)
     }
@@ -177,10 +182,13 @@ public final class ObservableDatabase: Database, @unchecked Sendable {
         return state.pending
     }
 
+    /// The ids of the created instances of `model` whose value satisfies `condition`, as the
+    /// wrapped database answers it.
     public func instances(of model: ModelKey, where condition: PropertyCondition) -> [InstanceKey] {
         database.instances(of: model, where: condition)
     }
 
+    /// A page of the instance ids of `model` from `start`, as the wrapped database answers it.
     public func instanceKeys(of model: ModelKey, from start: InstanceKey, limit: Int) -> [InstanceKey] {
         database.instanceKeys(of: model, from: start, limit: limit)
     }

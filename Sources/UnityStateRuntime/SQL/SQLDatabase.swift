@@ -7,17 +7,18 @@ import Unity
 /// Three tables, created once by the core's migrator (names under its `flavor:` prefix):
 /// `unity_state_instances` (model, instance → status, time), `unity_state_values` (model,
 /// instance, property → kind and one typed column: integer, real, text or bytes, with the write
-/// time; see the value table in the README), and, for ``SQLHistoryDatabase``,
-/// `unity_state_history` (every write). Every `get` and `set` is one statement on a primary
-/// key; `all(model:)` and ``instances(of:where:)`` are indexed queries.
+/// time; the state flavor's article on stores has the table of value types), and, for
+/// ``SQLHistoryDatabase``, `unity_state_history` (every write). Every `get` and `set` is one
+/// statement on a primary key; `all(model:)` and ``instances(of:where:)`` are indexed queries.
 ///
 /// `set` cannot throw (StateModel's interface): a write that fails is reported to ``onError``,
 /// logged, kept as ``lastError``, and never half-applied. Writes that belong together go through
-/// ``transaction(_:)``, which throws when any of them failed and then applies none.
-// Its members are `final`: SQLHistoryDatabase adds to them and overrides none, and no vtable
-// entry then moves when an internal helper changes (a stale incremental build of a dependent
-// module would call the wrong method).
+/// ``transaction(_:)``, which throws when any of them failed and then applies none. A read that
+/// fails (a lost connection) is logged and reads as nil, so a property reads its default.
 public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
+    // Its members are `final`: SQLHistoryDatabase adds to them and overrides none, and no vtable
+    // entry then moves when an internal helper changes (a stale incremental build of a dependent
+    // module would call the wrong method).
     // @unchecked: the mutable state (`lastError`, `failures`, `onError`) is guarded by `lock`;
     // the core database is Sendable.
 
@@ -171,7 +172,13 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
 
     /// Runs `body` in one write transaction of the core database: every `set` inside joins
     /// it. When a write inside failed (or `body` throws), nothing of it is applied and this
-    /// throws (the failed write's ``StateError``).
+    /// throws.
+    ///
+    /// A nested call is a savepoint: when it throws, only its own writes are undone.
+    /// - Throws: The core's `DatabaseError` when the database refuses to begin the
+    ///   transaction, to write the buffered writes or to commit; a ``StateError`` when a write
+    ///   inside failed before the end (``StateError/store(_:)``,
+    ///   ``StateError/valueCodingFailed(path:error:)``); or what `body` threw.
     public final func transaction<R>(_ body: () throws -> R) throws -> R {
         let thread = ThreadKey.current
         lock.lock()
@@ -249,6 +256,8 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
         }
     }
 
+    /// The value stored at `path` with the date it was written, from the store's tables; nil when
+    /// none is stored (or it is not a `Value`).
     public final func get<Value: DatabaseValue>(_ path: Path) -> Timestamped<Value>? {
         // A status is in the instances table; any other value at a status path is a value.
         if path.isInstanceStatus, Value.self == InstanceStatus.self {
@@ -291,6 +300,8 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
         return first
     }
 
+    /// The value stored at `path`, from the store's tables; nil when none is stored (or it is not a
+    /// `Value`).
     public final func get<Value: DatabaseValue>(_ path: Path) -> Value? {
         let found: Timestamped<Value>? = get(path)
         return found?.value
@@ -309,6 +320,8 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
         }
     }
 
+    /// Calls `predicate` with every instance of `model` that has a stored status, with the status
+    /// and the date it was written, and collects the non-nil results (in instance order).
     public final func all<T>(model: ModelKey, where predicate: (InstanceKey, InstanceStatus, Date) -> T?) -> [T] {
         let select = SQLSelect(from: Self.instancesTable)
             .columns(.expression(.column("instance"), alias: nil), .expression(.column("status"), alias: nil),
@@ -329,12 +342,17 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
         return rows.compactMap { predicate($0.0, $0.1, $0.2) }
     }
 
+    /// Calls `predicate` with every instance of `model` that has a stored status, from the store's
+    /// tables, and collects the non-nil results (in instance order).
     public final func all<T>(model: ModelKey, where predicate: (InstanceKey, InstanceStatus) -> T?) -> [T] {
         all(model: model) { id, status, _ in predicate(id, status) }
     }
 
     // MARK: Writing
 
+    /// Stores `value` at `path`, dated now by the store's clock (inside ``transaction(_:)``, by the
+    /// transaction's start date). A write that fails goes to ``onError`` and ``lastError``; inside
+    /// a transaction, the transaction throws.
     public final func set<Value: DatabaseValue>(_ value: Value, for path: Path) {
         set(value, for: path, at: nil)
     }
@@ -597,6 +615,8 @@ public final class SQLHistoryDatabase: SQLDatabase, HistoryDatabase, @unchecked 
         try self.init(database, encoder: encoder, decoder: decoder, clock: clock, history: true)
     }
 
+    /// The value `path` held at `date` (the current value when nil), with its write time; nil when
+    /// it had none then.
     public func get<Value: DatabaseValue>(_ path: Path, at date: Date?) -> Timestamped<Value>? {
         guard let date else { return get(path) }
         // At a status path the statuses and the other values (their kind marked negative) are
@@ -631,6 +651,8 @@ public final class SQLHistoryDatabase: SQLDatabase, HistoryDatabase, @unchecked 
         }
     }
 
+    /// Calls `predicate` with every instance of `model` that had a status at `date` (now when nil),
+    /// with that status and its write date, and collects the non-nil results.
     public func all<T>(model: ModelKey, at date: Date?, where predicate: (InstanceKey, InstanceStatus, Date) -> T?) -> [T] {
         guard let date else { return all(model: model, where: predicate) }
         let select = SQLSelect(from: Self.historyTable)

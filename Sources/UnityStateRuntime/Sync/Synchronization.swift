@@ -324,8 +324,8 @@ public final class UpdateConsumer: ModelMapping {
 }
 
 extension CommandRequest {
-    /// This command encoded with `encoder`, as ``UpdateConsumer/encode(command:)`` does (the
-    /// seed's `command.encoded(using:)`).
+    /// This command encoded with `encoder`, as ``UpdateConsumer/encode(command:)`` encodes it,
+    /// for the remote ``RequestProcessor/process(command:)``.
     public func encoded(using encoder: any GenericEncoder) throws(StateError) -> Data {
         try UpdateConsumer(database: InMemoryDatabase(), encoder: encoder, decoder: JSONDecoder(), modelMap: { _ in nil })
             .encode(command: self)
