@@ -221,16 +221,21 @@ public final class ManagedObjectContext {
     ///
     /// - Throws: what ``delete(_:)-(ManagedObject<PlainObject>)`` throws, and
     ///   ``PredicatesError/unknownAttribute(entity:keyPath:)`` for a key path no attribute
-    ///   stores.
+    ///   stores, `PredicateTranslationError` for a `#Predicate` or `SortDescriptor` that SQL
+    ///   cannot express (nothing is written then).
     public func delete<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws {
-        try flush()
+        // The request is compiled before anything is written: one that cannot be (a key path
+        // without a column, a predicate SQL cannot express) throws with the database untouched.
         if registry.entities[PlainObject.entityName]?.relations.isEmpty ?? true,
            registry.incomingForeignKeys(PlainObject.entityName).isEmpty {
             // No delete rules to apply: one statement.
-            _ = try connection.execute(.delete(SQLDelete(from: PlainObject.entityName, where: try deleteCondition(request))))
+            let condition = try deleteCondition(request)
+            try flush()
+            _ = try connection.execute(.delete(SQLDelete(from: PlainObject.entityName, where: condition)))
             return
         }
         let select = try request.select([.expression(.column(PlainObject.entityName, PlainObject.keyColumn), alias: nil)], dialect: dialect)
+        try flush()
         let keys = try connection.fetchAll(.select(select)).compactMap { Int64.fromDatabaseValue($0[0]) }
         try connection.transaction { _ in
             var visited: Set<String> = []
@@ -244,23 +249,28 @@ public final class ManagedObjectContext {
     /// relations that point at the deleted rows are cleared first, one UPDATE each.
     ///
     /// - Throws: ``PredicatesError/unknownAttribute(entity:keyPath:)`` for a key path no
-    ///   attribute stores; the core's `DatabaseError` for what the database refuses.
+    ///   attribute stores, `PredicateTranslationError` for a `#Predicate` or `SortDescriptor`
+    ///   that SQL cannot express (nothing is written then); the core's `DatabaseError` for what
+    ///   the database refuses.
     @discardableResult
     public func batchDelete<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws -> Int
     where PlainObject.Relations == Void {
-        try flush()
         let table = PlainObject.entityName
+        // Compiled before anything is written (see delete(_:)).
+        let condition = try deleteCondition(request)
         let incoming = registry.incomingForeignKeys(table)
         if incoming.isEmpty {
-            return try connection.execute(.delete(SQLDelete(from: table, where: try deleteCondition(request))))
+            try flush()
+            return try connection.execute(.delete(SQLDelete(from: table, where: condition)))
         }
         let keys = try request.select([.expression(.column(table, PlainObject.keyColumn), alias: nil)], dialect: dialect)
+        try flush()
         return try connection.transaction { conn in
             for fk in incoming {
                 _ = try conn.execute(.update(SQLUpdate(fk.table, set: [SQLAssignment(fk.column, .literal(.null))],
                                                        where: SQLExpression.column(fk.column).isIn(keys))))
             }
-            return try conn.execute(.delete(SQLDelete(from: table, where: try deleteCondition(request))))
+            return try conn.execute(.delete(SQLDelete(from: table, where: condition)))
         }
     }
 
@@ -306,16 +316,17 @@ public final class ManagedObjectContext {
     /// The objects the request matches, in its order.
     ///
     /// - Throws: ``PredicatesError/unknownAttribute(entity:keyPath:)`` for a key path in the
-    ///   request that no attribute stores; the core's `DatabaseError` when the database refuses
-    ///   the query.
+    ///   request that no attribute stores; `PredicateTranslationError` for a `#Predicate` or
+    ///   `SortDescriptor` that SQL cannot express (before any SQL runs); the core's
+    ///   `DatabaseError` when the database refuses the query.
     // This, forEach(_:_:) and what they call are inlinable so that a client's fetch is
     // specialized for its model: as generic code, allocating each object looked up its type's
     // metadata.
     @inlinable
     public func fetch<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>) throws -> [ManagedObject<PlainObject>] {
-        try flush()
         let description = EntityDescription<PlainObject>.shared
         let select = try request.select(description.selectColumns, dialect: dialect)
+        try flush()
         var result: [ManagedObject<PlainObject>] = []
         if let limit = request.fetchLimit { result.reserveCapacity(min(limit, 1024)) }
         try forEachObject(select, description) { result.append($0) }
@@ -342,9 +353,9 @@ public final class ManagedObjectContext {
     /// - Throws: the errors of ``fetch(_:)``, and what `body` throws (which ends the stream).
     @inlinable
     public func forEach<PlainObject: ManagedObjectConvertible>(_ request: Request<PlainObject>, _ body: (ManagedObject<PlainObject>) throws -> Void) throws {
-        try flush()
         let description = EntityDescription<PlainObject>.shared
         let select = try request.select(description.selectColumns, dialect: dialect)
+        try flush()
         let keyIndex = description.keyIndex
         try description.attributes.withUnsafeBufferPointer { attributes in
             try connection.forEachRowInBatches(select) { row in
@@ -367,7 +378,6 @@ public final class ManagedObjectContext {
     ///
     /// - Throws: the errors of ``fetch(_:)``.
     public func count<PlainObject: ManagedObjectConvertible>(of request: Request<PlainObject>) throws -> Int {
-        try flush()
         var select: SQLSelect
         if request.fetchLimit != nil || request.fetchOffset != nil {
             let inner = try request.select([.expression(.column(PlainObject.entityName, PlainObject.keyColumn), alias: nil)],
@@ -377,6 +387,7 @@ public final class ManagedObjectContext {
             select = SQLSelect(from: PlainObject.entityName).columns(.expression(.countAll))
             if let c = try request.condition(dialect) { select = select.where(c) }
         }
+        try flush()
         guard let row = try connection.fetchOne(.select(select)), let n = Int64.fromDatabaseValue(row[0]) else { return 0 }
         return Int(n)
     }

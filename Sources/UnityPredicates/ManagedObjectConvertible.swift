@@ -38,6 +38,9 @@ public protocol ManagedObjectConvertible {
     /// maps an existing table keyed by it. With an attribute key, inserts need no key back
     /// from the database, so they wait and go to the database in batches.
     static var keyColumn: String { get }
+    /// The model's own properties that read its relations, for `#Predicate` (none by default):
+    /// see ``RelationKeyPath``.
+    static var relationKeyPaths: [RelationKeyPath<Self>] { get }
     /// An empty value that ``ManagedObject/decode()`` fills attribute by attribute.
     init()
 }

@@ -18,6 +18,7 @@ public struct QueryPredicate: Sendable, ExpressibleByStringLiteral {
         case raw(String, [DatabaseValue])
         case relation(RelationStorage, ownerKey: String, destination: String, destinationKey: String, Node)
         case invalid(PredicatesError)
+        case foundation(FoundationCondition)
     }
 
     enum TextOperator: Sendable {
@@ -123,6 +124,8 @@ public struct QueryPredicate: Sendable, ExpressibleByStringLiteral {
             return .exists(sub)
         case .invalid(let error):
             throw error
+        case .foundation(let condition):
+            return try condition.compile(q)
         }
     }
 }

@@ -18,6 +18,8 @@ public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
         let nullable: Bool
         /// The attribute is stored as a Decimal: it sorts as a number whatever the column.
         let decimal: Bool
+        /// A Foundation `SortDescriptor<PlainObject>`, compiled by the core for the request's table.
+        let descriptor: (any Sendable)?
 
         @usableFromInline
         init(column: String?, keyPath: AnyKeyPath, ascending: Bool, nullable: Bool, decimal: Bool) {
@@ -26,6 +28,17 @@ public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
             self.ascending = ascending
             self.nullable = nullable
             self.decimal = decimal
+            self.descriptor = nil
+        }
+
+        @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+        init(descriptor: SortDescriptor<PlainObject>) {
+            column = nil
+            keyPath = \PlainObject.self
+            ascending = descriptor.order == .forward
+            nullable = false
+            decimal = false
+            self.descriptor = descriptor
         }
     }
 
@@ -101,6 +114,12 @@ public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
         if let c = try condition(dialect) { s = s.where(c) }
         if ordered {
             for term in sortTerms {
+                if let descriptor = term.descriptor {
+                    if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
+                        s.orderBy.append(try Self.ordering(descriptor))
+                    }
+                    continue
+                }
                 guard let column = term.column else {
                     throw PredicatesError.unknownAttribute(entity: table, keyPath: "\(term.keyPath)")
                 }
@@ -122,6 +141,18 @@ public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
         s.limit = fetchLimit
         s.offset = fetchOffset
         return s
+    }
+}
+
+extension Request {
+    /// The ORDER BY term of a stored `SortDescriptor`.
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    static func ordering(_ stored: any Sendable) throws -> SQLOrdering {
+        guard let descriptor = stored as? SortDescriptor<PlainObject>,
+              let ordering = try PredicateSQL.ordering([descriptor], schema: PlainObject.predicateSchema).first else {
+            throw PredicateTranslationError(expression: String(describing: stored), reason: "it is no SortDescriptor of \(PlainObject.self)")
+        }
+        return ordering
     }
 }
 
