@@ -16,6 +16,11 @@
 /// `poolerMode`, or as the URL parameter `pooler=transaction`
 /// (`postgresql://app@127.0.0.1:6432/app?pooler=transaction`), which the driver takes out of
 /// the URL before libpq sees it.
+///
+/// With read replicas, ``init(primary:replicas:connections:searchPath:poolerMode:)`` names
+/// the primary and each replica; a multi-host URL with `target_session_attrs=read-write`
+/// (`postgresql://db1:5432,db2:5432/app?target_session_attrs=read-write`) follows a failover
+/// to whichever host is the primary now, on every new connection.
 public struct PostgresDriver: DatabaseDriver {
     /// The libpq connection string as given: a URL (`postgresql://user@host:port/db`) or
     /// key/value pairs (`host=127.0.0.1 port=5432 dbname=app`).
@@ -32,6 +37,9 @@ public struct PostgresDriver: DatabaseDriver {
     /// The schema every connection puts first on its `search_path`, or nil to keep the
     /// server's default. Tests give each test a schema of its own this way.
     public let searchPath: String?
+    /// The connection strings of the read replicas (streaming standbys of this server), in
+    /// the order given; empty for none.
+    public private(set) var replicaConnectionStrings: [String]
 
     /// Describes how to reach a PostgreSQL server.
     /// - Parameters:
@@ -46,6 +54,7 @@ public struct PostgresDriver: DatabaseDriver {
         self.connectionString = connectionString
         self.connections = max(1, connections)
         self.searchPath = searchPath
+        self.replicaConnectionStrings = []
         let (stripped, requested) = Self.takePoolerParameter(from: connectionString)
         self.libpqConnectionString = stripped
         if let requested, let mode = PoolerMode(rawValue: requested.lowercased()) {
@@ -55,6 +64,33 @@ public struct PostgresDriver: DatabaseDriver {
             self.poolerMode = poolerMode
             self.invalidPoolerParameter = requested
         }
+    }
+
+    /// Describes a primary and its read replicas: a `Database` opened with it writes to
+    /// the primary and routes reads to the replicas (see `ReadSource`).
+    ///
+    /// ```swift
+    /// let db = try Database(driver: PostgresDriver(
+    ///     primary: "postgresql://app@db-primary:5432/app",
+    ///     replicas: ["postgresql://app@db-replica1:5432/app", "postgresql://app@db-replica2:5432/app"]))
+    /// ```
+    /// - Parameters:
+    ///   - primary: the primary's libpq URL or key/value string; a multi-host URL with
+    ///     `target_session_attrs=read-write` follows a failover.
+    ///   - replicas: one connection string per replica (hot standbys of the primary).
+    ///   - connections: the pool size, for the primary and for each replica.
+    ///   - searchPath: as in ``init(_:connections:searchPath:poolerMode:)``, on every server.
+    ///   - poolerMode: as in ``init(_:connections:searchPath:poolerMode:)``, on every server.
+    public init(primary: String, replicas: [String], connections: Int = 8, searchPath: String? = nil, poolerMode: PoolerMode = .none) {
+        var driver = PostgresDriver(primary, connections: connections, searchPath: searchPath, poolerMode: poolerMode)
+        driver.replicaConnectionStrings = replicas
+        self = driver
+    }
+
+    /// One driver per replica of ``replicaConnectionStrings``, with this driver's pool size,
+    /// search path and pooler mode.
+    public var replicas: [any DatabaseDriver] {
+        replicaConnectionStrings.map { PostgresDriver($0, connections: connections, searchPath: searchPath, poolerMode: poolerMode) }
     }
 
     /// Takes the `pooler` parameter out of a `postgresql://` or `postgres://` URL's query

@@ -1800,3 +1800,72 @@ private enum PGPipelineFailure: Error {
     /// A prepared statement the pipeline used no longer exists on the server (26000).
     case staleStatements
 }
+
+// MARK: - Replication positions
+
+extension PostgresConnection {
+    /// What follows a COMMIT, in the same simple-protocol message, when the database has
+    /// replicas: the primary's log position after the commit.
+    static let commitPositionSuffix = "; SELECT pg_current_wal_lsn()::text"
+
+    /// The position a standby has replayed, or a primary's own when the server is not in
+    /// recovery (a promoted standby), as text.
+    static let replicationPositionSQL =
+        "SELECT (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END)::text"
+
+    /// Parses a log position's text form, `X/Y` (two hex numbers of 32 bits), into one
+    /// comparable number; nil for anything else.
+    static func parseLogPosition(_ text: String) -> UInt64? {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let high = UInt32(parts[0], radix: 16), let low = UInt32(parts[1], radix: 16) else { return nil }
+        return UInt64(high) << 32 | UInt64(low)
+    }
+
+    func commitReportingPosition(_ sql: String) throws -> UInt64? {
+        let conn = try readyHandle()
+        if pendingBegin != nil {
+            // Nothing of the transaction reached the server: nothing to commit.
+            pendingBegin = nil
+            return nil
+        }
+        if PQpipelineStatus(conn) != PQ_PIPELINE_OFF {
+            // Not expected (whatever was pipelined is read before a statement runs); if it
+            // happens, two round trips rather than a simple query refused in pipeline mode.
+            _ = try execute(sql, bindings: [], onRow: nil)
+            return try replicationPosition()
+        }
+        // One message, one round trip: the COMMIT, then (only when it succeeded) the position.
+        guard PQsendQuery(conn, sql + Self.commitPositionSuffix) == 1 else {
+            throw pgError(result: nil, connection: conn, sql: sql)
+        }
+        var failure: DatabaseError?
+        var position: UInt64?
+        var results = 0
+        while let result = PQgetResult(conn) {
+            defer { PQclear(result) }
+            results += 1
+            switch PQresultStatus(result) {
+            case PGRES_COMMAND_OK:
+                continue
+            case PGRES_TUPLES_OK:
+                if PQntuples(result) == 1, PQgetisnull(result, 0, 0) == 0, let text = PQgetvalue(result, 0, 0) {
+                    position = Self.parseLogPosition(String(cString: text))
+                }
+            default:
+                if failure == nil { failure = pgError(result: result, connection: conn, sql: results == 1 ? sql : Self.commitPositionSuffix) }
+            }
+        }
+        runningBegin = nil
+        if let failure { throw failure }
+        if PQstatus(conn) == CONNECTION_BAD || results == 0 { throw pgError(result: nil, connection: conn, sql: sql) }
+        return position
+    }
+
+    func replicationPosition() throws -> UInt64? {
+        var text: String?
+        _ = try execute(Self.replicationPositionSQL, bindings: []) { row in
+            if case .text(let value) = row[0] { text = value }
+        }
+        return text.flatMap(Self.parseLogPosition)
+    }
+}

@@ -74,7 +74,11 @@ enum PGErrorMapping {
         case "42601": return .syntax(context)
         case "42P01": return .undefinedTable(context)
         case "42703": return .undefinedColumn(context)
-        case "40001", "40P01", "55P03": return .busy(context)
+        case "40001", "40P01":
+            // A hot standby cancels a read whose snapshot or locks the replay needs.
+            if context.message.contains("conflict with recovery") { return .recoveryConflict(context) }
+            return .busy(context)
+        case "55P03": return .busy(context)
         case "25006": return .readOnly(context)
         case "57014": return .cancelled(context)
         case "53100": return .diskFull(context)

@@ -89,6 +89,8 @@ enum SubjectRegistry {
             CoreSubject(backend: .sqlite, form: .asyncStatement),
             CoreSubject(backend: .postgres, form: .asyncStatement),
             CoreSubject(backend: .postgres, form: .pipelinedStatement),
+            CoreSubject(backend: .postgres, form: .pooler),
+            CoreSubject(backend: .postgres, form: .pgbouncer),
             ModelDefSubject(backend: .sqlite),
             ModelDefSubject(backend: .postgres),
             ModelDefGenSubject(backend: .sqlite),

@@ -12,15 +12,35 @@ public struct DatabaseErrorContext: Sendable, Hashable {
     public var detail: String?
     /// The name of the constraint at fault, where the engine reports it.
     public var constraint: String?
+    /// For ``DatabaseError/connectionLost(_:)`` out of a `write`, `transaction` or `read`
+    /// closure: whether its transaction committed. Nil for a loss outside a transaction that
+    /// Unity opened (a statement run by itself in `withConnection`), where a write may or may
+    /// not have happened.
+    public var commitState: CommitState?
 
     /// Creates a context.
-    public init(message: String, sql: String? = nil, code: String? = nil, detail: String? = nil, constraint: String? = nil) {
+    public init(message: String, sql: String? = nil, code: String? = nil, detail: String? = nil, constraint: String? = nil,
+                commitState: CommitState? = nil) {
         self.message = message
         self.sql = sql
         self.code = code
         self.detail = detail
         self.constraint = constraint
+        self.commitState = commitState
     }
+}
+
+/// Whether a transaction that lost its connection committed
+/// (``DatabaseErrorContext/commitState``).
+public enum CommitState: String, Sendable, Hashable {
+    /// The connection was lost before the COMMIT was sent: nothing of the transaction was
+    /// kept. Running the transaction again is safe.
+    case notCommitted
+    /// The connection was lost while the COMMIT was on its way or being answered: the server
+    /// may have committed or not, and no one can tell from here. Run the transaction again
+    /// only when it is idempotent (an upsert, a write keyed by an id the caller chose), or
+    /// look first whether its effect is there.
+    case unknown
 }
 
 /// The kind of constraint a write violated.
@@ -73,8 +93,15 @@ public enum DatabaseError: Error, Sendable {
     /// A write was attempted where only reads are allowed: in a `read` closure, a read-only
     /// transaction or on a read-only connection (SQLite's SQLITE_READONLY, PostgreSQL's 25006).
     case readOnly(DatabaseErrorContext)
-    /// The connection to the server was lost; the pool replaces it.
+    /// The connection to the server was lost; the pool replaces it. The context's
+    /// ``DatabaseErrorContext/commitState`` says whether the transaction that met the loss
+    /// committed: retry on ``CommitState/notCommitted`` only (or with an idempotent write).
     case connectionLost(DatabaseErrorContext)
+    /// A hot standby (a read replica) cancelled the read because replaying the primary's
+    /// changes needed what the read held (PostgreSQL's "conflict with recovery", SQLSTATE
+    /// 40001 or 40P01 on a standby). Nothing was written; running the read again usually
+    /// succeeds, on the same replica or another.
+    case recoveryConflict(DatabaseErrorContext)
     /// The disk (or the database's size limit) is full: SQLite's SQLITE_FULL, PostgreSQL's
     /// SQLSTATE 53100. The failed statement (or transaction) changed nothing; free space or
     /// raise the limit, then retry.
@@ -104,7 +131,7 @@ public enum DatabaseError: Error, Sendable {
         switch self {
         case .constraintViolation(_, let c), .syntax(let c), .undefinedTable(let c), .undefinedColumn(let c),
              .busy(let c), .readOnly(let c), .connectionLost(let c), .diskFull(let c), .cancelled(let c),
-             .connectionFailed(let c), .other(let c), .transactionAborted(let c):
+             .connectionFailed(let c), .other(let c), .transactionAborted(let c), .recoveryConflict(let c):
             return c
         case .typeConversion, .poolTimeout, .misuse:
             return nil
@@ -126,6 +153,7 @@ public enum DatabaseError: Error, Sendable {
         case .busy(let c): return .busy(attach(c))
         case .readOnly(let c): return .readOnly(attach(c))
         case .connectionLost(let c): return .connectionLost(attach(c))
+        case .recoveryConflict(let c): return .recoveryConflict(attach(c))
         case .diskFull(let c): return .diskFull(attach(c))
         case .cancelled(let c): return .cancelled(attach(c))
         case .connectionFailed(let c): return .connectionFailed(attach(c))
@@ -156,7 +184,15 @@ extension DatabaseError: CustomStringConvertible {
             return "could not convert column \(f.column) to \(f.expectedType): the database held \(f.actual)"
         case .busy(let c): return describe("database busy or locked (retry later)", c)
         case .readOnly(let c): return describe("write attempted in a read-only transaction or connection (use write)", c)
-        case .connectionLost(let c): return describe("connection lost", c)
+        case .connectionLost(let c):
+            switch c.commitState {
+            case .notCommitted?: return describe("connection lost (the transaction did not commit: running it again is safe)", c)
+            case .unknown?: return describe("connection lost during COMMIT (whether the transaction committed is unknown: "
+                + "run it again only if it is idempotent)", c)
+            case nil: return describe("connection lost", c)
+            }
+        case .recoveryConflict(let c):
+            return describe("the replica cancelled the read to replay the primary's changes (retry the read)", c)
         case .diskFull(let c): return describe("disk or database size limit full (free space, then retry)", c)
         case .poolTimeout(let waited, let size):
             return "no database connection became free within \(waited)s (pool size \(size)); "
@@ -179,6 +215,7 @@ extension DatabaseError: Equatable {
              (.undefinedColumn(let a), .undefinedColumn(let b)), (.busy(let a), .busy(let b)),
              (.readOnly(let a), .readOnly(let b)),
              (.connectionLost(let a), .connectionLost(let b)), (.diskFull(let a), .diskFull(let b)),
+             (.recoveryConflict(let a), .recoveryConflict(let b)),
              (.cancelled(let a), .cancelled(let b)),
              (.connectionFailed(let a), .connectionFailed(let b)), (.other(let a), .other(let b)),
              (.transactionAborted(let a), .transactionAborted(let b)):
@@ -188,5 +225,27 @@ extension DatabaseError: Equatable {
         case (.misuse(let a), .misuse(let b)): return a == b
         default: return false
         }
+    }
+}
+
+extension DatabaseError {
+    /// True for the failures that running the same work again may cure without changing it:
+    /// ``busy(_:)``, ``recoveryConflict(_:)``, and ``connectionLost(_:)`` whose transaction
+    /// did not commit (``CommitState/notCommitted``). A loss during COMMIT
+    /// (``CommitState/unknown``, or no commit state) is not: the work may have been done.
+    public var isRetryable: Bool {
+        switch self {
+        case .busy, .recoveryConflict: return true
+        case .connectionLost(let c): return c.commitState == .notCommitted
+        default: return false
+        }
+    }
+
+    /// The same error with `state` as its commit state, when it is a
+    /// ``connectionLost(_:)`` that has none yet; any other error as it is.
+    func withCommitState(_ state: CommitState) -> DatabaseError {
+        guard case .connectionLost(var c) = self, c.commitState == nil else { return self }
+        c.commitState = state
+        return .connectionLost(c)
     }
 }

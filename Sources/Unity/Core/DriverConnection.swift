@@ -21,9 +21,15 @@ public protocol DatabaseDriver: Sendable {
     /// ``DatabaseConfiguration/poolerMode``). The default ignores the configuration and calls
     /// ``connect(role:)``.
     func connect(role: ConnectionRole, configuration: DatabaseConfiguration) throws -> any DriverConnection
+    /// Read replicas of the server this driver reaches, one driver each: a ``Database``
+    /// routes reads to them (see ``ReadSource``). The default is none.
+    var replicas: [any DatabaseDriver] { get }
 }
 
 extension DatabaseDriver {
+    /// None: every statement goes to the one server.
+    public var replicas: [any DatabaseDriver] { [] }
+
     /// False: queries run one round trip each.
     public var pipelinesIndependentQueries: Bool { false }
 
@@ -158,6 +164,17 @@ public protocol DriverConnection: AnyObject {
     /// ``DatabaseError/cancelled(_:)``.
     func makeInterrupter() -> @Sendable () -> Void
 
+    /// Runs `sql`, the COMMIT of a transaction that may have written, and returns the
+    /// server's log position right after it (PostgreSQL: `pg_current_wal_lsn()`, in the same
+    /// round trip), so that reads can wait for a replica that has replayed it. Called only on
+    /// a database with replicas. The default runs `sql` and returns nil.
+    func commitReportingPosition(_ sql: String) throws -> UInt64?
+
+    /// How far this server has replayed its primary's log (a standby), or written its own
+    /// (a primary): what ``commitReportingPosition(_:)`` reports on the primary, comparable
+    /// with it. Nil when the engine has no such position. The default returns nil.
+    func replicationPosition() throws -> UInt64?
+
     /// Closes the connection. Further use throws.
     func close()
 }
@@ -218,6 +235,15 @@ extension DriverConnection {
 
     /// Nothing is ever held back.
     public func flushHeldWork() {}
+
+    /// Runs `sql` and reports no position.
+    public func commitReportingPosition(_ sql: String) throws -> UInt64? {
+        try execute(sql, bindings: [], onRow: nil)
+        return nil
+    }
+
+    /// No position: the engine does not replicate.
+    public func replicationPosition() throws -> UInt64? { nil }
 
     /// False: nothing is ever held back.
     public var holdsWork: Bool { false }

@@ -56,11 +56,23 @@ public struct DatabaseConfiguration: Sendable {
     /// driver then keeps no state on the server between transactions. PostgreSQL's driver
     /// also takes it as the URL parameter `pooler=transaction`. SQLite ignores it.
     public var poolerMode: PoolerMode
+    /// How often, in seconds, a database with read replicas asks each replica how far it has
+    /// replayed the primary's log (one small query per replica on a connection of its own).
+    /// A replica serves a read only once such a check has seen it reach this database's
+    /// last commit, so a read right after a write goes to the primary for up to this long.
+    /// Ignored without replicas.
+    public var replicaCheckInterval: Double
+    /// How far behind, in seconds, a replica may fall before reads skip it: a replica that
+    /// has not replayed a commit of this database made longer ago than this is left out (as
+    /// is one that is down) until a check sees it caught up. Ignored without replicas.
+    public var maxReplicaLag: Double
 
     /// Creates a configuration.
     public init(checkoutTimeout: Double = 10, echo: Bool = false, logger: Logger = Logger(label: "unity.sql"), asyncThreads: Int? = nil,
                 livenessCheckAfterIdle: Double = 0.5, pipelinesConcurrentQueries: Bool = false,
-                poolerMode: PoolerMode = .none) {
+                poolerMode: PoolerMode = .none, replicaCheckInterval: Double = 0.1, maxReplicaLag: Double = 5) {
+        self.replicaCheckInterval = replicaCheckInterval
+        self.maxReplicaLag = maxReplicaLag
         self.checkoutTimeout = checkoutTimeout
         self.echo = echo
         self.logger = logger

@@ -35,6 +35,13 @@ public final class Connection {
     /// The async caller's cancellation, if any: checked before each statement so that a
     /// task cancelled between two statements does not start the next one.
     private let cancellation: CancellationControl?
+    /// Told the log position of every commit of a transaction that may have written, on a
+    /// database with replicas (nil otherwise: the COMMIT then runs as it is).
+    var commitPositionSink: ((UInt64) -> Void)?
+    /// True once a statement ran outside any transaction of this connection while
+    /// ``commitPositionSink`` is set: it may have written, so the lender asks for the log
+    /// position when the connection goes back.
+    var ranStatementsOutsideTransactions = false
 
     init(_ driverConnection: any DriverConnection, dialect: SQLDialect, role: ConnectionRole, configuration: DatabaseConfiguration, cancellation: CancellationControl? = nil) {
         self.driverConnection = driverConnection
@@ -118,7 +125,10 @@ public final class Connection {
     @inline(__always)
     private func perform<R>(_ sql: String, _ body: () throws -> R) throws -> R {
         try checkCancelled(sql)
-        guard scopeDepth > 0 else { return try body() }
+        guard scopeDepth > 0 else {
+            if commitPositionSink != nil { ranStatementsOutsideTransactions = true }
+            return try body()
+        }
         try checkTransactionUsable(sql)
         let result: R
         do {
@@ -475,21 +485,35 @@ public final class Connection {
                 result = try body(self)
             } catch {
                 rollbackQuietly()
-                throw error
+                throw Self.markingCommitState(error, .notCommitted)
             }
-            try refuseCommitIfUnusable()
+            do {
+                try refuseCommitIfUnusable()
+            } catch {
+                throw Self.markingCommitState(error, .notCommitted)
+            }
             do {
                 // A read-only COMMIT has nothing to refuse: its answer is read before the
                 // connection runs anything else, rather than waited for now.
                 let commit = try render(.commit)
                 if kind == .readOnly, driverConnection.commitWithoutWaiting(commit.sql) {
                     log(commit.sql, [])
+                } else if kind != .readOnly, let commitPositionSink {
+                    // A database with replicas learns the log position of each commit in the
+                    // same round trip, so that reads wait for a replica that has replayed it.
+                    let position = try perform(commit.sql) { () throws -> UInt64? in
+                        log(commit.sql, [])
+                        return try driverConnection.commitReportingPosition(commit.sql)
+                    }
+                    if let position { commitPositionSink(position) }
                 } else {
                     try execute(commit)
                 }
             } catch {
                 rollbackQuietly()
-                throw error
+                // A read-only transaction has nothing to commit: whatever became of its
+                // COMMIT, running it again is safe.
+                throw Self.markingCommitState(error, kind == .readOnly ? .notCommitted : .unknown)
             }
             return result
         }
@@ -517,6 +541,12 @@ public final class Connection {
         }
         try execute(.releaseSavepoint(name))
         return result
+    }
+
+    /// `error` with `state` as its commit state when it is a lost connection that has none.
+    private static func markingCommitState(_ error: Error, _ state: CommitState) -> Error {
+        guard let error = error as? DatabaseError else { return error }
+        return error.withCommitState(state)
     }
 
     /// Rolls back to and releases savepoint `name`, which clears a failure inside it. After

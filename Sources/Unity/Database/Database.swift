@@ -29,6 +29,9 @@ public final class Database: Sendable {
     let readerExecutor: BlockingExecutor?
     /// ``DatabaseConfiguration/pipelinesConcurrentQueries``, where the driver pipelines.
     let pipelinesQueries: Bool
+    /// The read replicas the driver names (``DatabaseDriver/replicas``), or nil without any:
+    /// then every statement goes to the one server, exactly as before.
+    let replicaSet: ReplicaSet?
 
     /// Opens a database through `driver`. The first connection is opened at once, so a bad
     /// path or URL fails here with ``DatabaseError/connectionFailed(_:)``.
@@ -52,6 +55,8 @@ public final class Database: Sendable {
                                         livenessCheckAfterIdle: configuration.livenessCheckAfterIdle, configuration: configuration)
             readers = nil
         }
+        let replicaDrivers = driver.replicas
+        replicaSet = replicaDrivers.isEmpty ? nil : ReplicaSet(drivers: replicaDrivers, configuration: configuration)
         writerExecutor = BlockingExecutor(threads: configuration.asyncThreads ?? writers.capacity)
         readerExecutor = readers.map { BlockingExecutor(threads: configuration.asyncThreads ?? $0.capacity) }
         // An async call queued for a connection counts as a caller waiting for it: a read's
@@ -66,11 +71,18 @@ public final class Database: Sendable {
         }
         // Open (and return) the first writer now: it validates the location and, on SQLite,
         // creates the file and switches it to WAL before any reader opens it.
-        let first = try writers.checkout(timeout: configuration.checkoutTimeout)
+        let first: any DriverConnection
+        do {
+            first = try writers.checkout(timeout: configuration.checkoutTimeout)
+        } catch {
+            replicaSet?.close()
+            throw error
+        }
         writers.checkin(first)
     }
 
     deinit {
+        replicaSet?.close()
         writers.close()
         readers?.close()
         writerExecutor.shutdown()
@@ -80,15 +92,29 @@ public final class Database: Sendable {
     /// Closes every idle connection now and the others as they come back. Later calls throw
     /// ``DatabaseError/misuse(_:)``.
     public func close() {
+        replicaSet?.close()
         writers.close()
         readers?.close()
     }
 
-    /// The number of connections currently open, idle or in use (for tests and monitoring).
-    public var openConnectionCount: Int { writers.openCount + (readers?.openCount ?? 0) }
+    /// The number of connections currently open, idle or in use (for tests and monitoring),
+    /// to the primary and to the replicas.
+    public var openConnectionCount: Int {
+        writers.openCount + (readers?.openCount ?? 0) + (replicaSet?.members.reduce(0) { $0 + $1.pool.openCount } ?? 0)
+    }
 
     /// The number of connections currently idle in the pool.
-    public var idleConnectionCount: Int { writers.idleCount + (readers?.idleCount ?? 0) }
+    public var idleConnectionCount: Int {
+        writers.idleCount + (readers?.idleCount ?? 0) + (replicaSet?.members.reduce(0) { $0 + $1.pool.idleCount } ?? 0)
+    }
+
+    /// The positions (in ``DatabaseDriver/replicas``) of the replicas that may serve reads
+    /// now: up, and not lagging beyond ``DatabaseConfiguration/maxReplicaLag``. Empty without
+    /// replicas. For monitoring and tests.
+    public var servingReplicas: [Int] {
+        guard let replicaSet else { return [] }
+        return replicaSet.members.indices.filter { replicaSet.isAvailable($0) }
+    }
 
     // MARK: Lending connections
 
@@ -101,6 +127,10 @@ public final class Database: Sendable {
     /// connection again: nested `read`/`write`/`transaction` become savepoints of the
     /// enclosing transaction and see its changes. A connection lent for reading is shared
     /// with nested reads only; a write inside a `read` gets a writer of its own.
+    ///
+    /// On a database with read replicas, a connection lent for reading (`role: .reader`)
+    /// is one of a replica that has replayed this database's last commit, when one has;
+    /// a writer is always the primary's.
     @discardableResult
     public func withConnection<T>(role: ConnectionRole = .writer, _ body: (Connection) throws -> T) throws -> T {
         if let connection = LentConnections.current?.reusable(for: ObjectIdentifier(self), role: role) {
@@ -113,18 +143,60 @@ public final class Database: Sendable {
     /// `body` makes on this thread), and returns it to the pool afterwards, its open cursors
     /// closed and any transaction left open rolled back. With `cancellation`, the task's
     /// cancel interrupts the connection's statements while `body` runs.
-    private func lendPooledConnection<T>(role: ConnectionRole, cancellation: CancellationControl?, _ body: (Connection) throws -> T) throws -> T {
-        let pool = (role == .reader ? readers : nil) ?? writers
+    ///
+    /// With replicas, a reader comes from the replica ``ReplicaSet/pick()`` chooses unless
+    /// `source` is `.primary`. A replica that cannot be reached when the connection is
+    /// checked out is left out and the primary serves (nothing ran). A replica lost while
+    /// `body` runs is left out and the loss thrown, unless `retryLostReplicaRead` (`body` is
+    /// one read statement whose rows the caller has not seen): then `body` is sent once to
+    /// the primary.
+    private func lendPooledConnection<T>(role: ConnectionRole, source: ReadSource = .replica, retryLostReplicaRead: Bool = false,
+                                         cancellation: CancellationControl?, _ body: (Connection) throws -> T) throws -> T {
         let lent = LentConnections.current
         let nested = lent?.holds(ObjectIdentifier(self)) ?? false
+        if role == .reader, source == .replica, let replicaSet, let member = replicaSet.pick() {
+            var checkedOut: (any DriverConnection)?
+            do {
+                checkedOut = try member.pool.checkout(timeout: configuration.checkoutTimeout, nested: nested, cancellation: cancellation)
+            } catch DatabaseError.connectionFailed {
+                // Down since its last check: nothing ran, so the primary serves.
+                replicaSet.markDown(member)
+            }
+            if let checkedOut {
+                do {
+                    return try lend(checkedOut, from: member.pool, role: role, onReplica: true, lent: lent, cancellation: cancellation, body)
+                } catch DatabaseError.connectionLost(let context) {
+                    replicaSet.markDown(member)
+                    guard retryLostReplicaRead else { throw DatabaseError.connectionLost(context) }
+                    // The one read that is sent again: a single statement whose rows no one
+                    // has seen, on the primary, once.
+                }
+            }
+        }
+        let pool = (role == .reader ? readers : nil) ?? writers
         let driverConnection = try pool.checkout(timeout: configuration.checkoutTimeout, nested: nested, cancellation: cancellation)
+        return try lend(driverConnection, from: pool, role: role, onReplica: false, lent: lent, cancellation: cancellation, body)
+    }
+
+    /// Lends a checked-out connection to `body` and returns it to `pool` afterwards.
+    private func lend<T>(_ driverConnection: any DriverConnection, from pool: ConnectionSubpool, role: ConnectionRole, onReplica: Bool,
+                         lent: LentConnections?, cancellation: CancellationControl?, _ body: (Connection) throws -> T) throws -> T {
         cancellation?.setInterrupter(driverConnection.makeInterrupter())
         let connection = Connection(driverConnection, dialect: dialect, role: pool.role, configuration: configuration, cancellation: cancellation)
-        lent?.push(LentConnections.Lending(database: ObjectIdentifier(self), connection: connection, role: role))
+        if role == .writer, let replicaSet {
+            connection.commitPositionSink = { [replicaSet] in replicaSet.noteCommit($0) }
+        }
+        lent?.push(LentConnections.Lending(database: ObjectIdentifier(self), connection: connection, role: role, onReplica: onReplica))
         defer {
             lent?.pop()
             cancellation?.setInterrupter(nil)
             connection.closeOpenCursors()
+            if connection.ranStatementsOutsideTransactions, let replicaSet, driverConnection.isUsable,
+               driverConnection.transactionStatus == .idle, let position = try? driverConnection.replicationPosition() {
+                // Statements that committed by themselves (a migrator's, `withConnection`'s):
+                // one more round trip, on a database with replicas only.
+                replicaSet.noteCommit(position)
+            }
             pool.checkin(driverConnection)
         }
         return try body(connection)
@@ -136,9 +208,26 @@ public final class Database: Sendable {
     /// The snapshot is taken at the closure's first statement on both backends (SQLite's
     /// deferred transaction, PostgreSQL's `REPEATABLE READ READ ONLY`): a commit made before
     /// that statement is seen, none made after it.
+    ///
+    /// On a database with read replicas it runs on a replica that has replayed this
+    /// database's last commit, else on the primary (see `read(_:_:)`). It is never run
+    /// again: a replica lost while it runs makes it throw ``DatabaseError/connectionLost(_:)``.
     @discardableResult
     public func read<T>(_ body: (Connection) throws -> T) throws -> T {
         try withConnection(role: .reader) { conn in
+            try conn.transaction(.readOnly, body)
+        }
+    }
+
+    /// Runs `body` as `read(_:)` does, on the server `source` names: `.primary` for a
+    /// read that must see every commit made so far, by any client; `.replica` is what
+    /// `read(_:)` does. Without replicas both read the one server.
+    @discardableResult
+    public func read<T>(_ source: ReadSource, _ body: (Connection) throws -> T) throws -> T {
+        if let connection = LentConnections.current?.reusable(for: ObjectIdentifier(self), role: .reader, primaryOnly: source == .primary) {
+            return try connection.transaction(.readOnly, body)
+        }
+        return try lendPooledConnection(role: .reader, source: source, cancellation: nil) { conn in
             try conn.transaction(.readOnly, body)
         }
     }
@@ -181,9 +270,11 @@ public final class Database: Sendable {
         try readStatement(statement) { try $0.fetchAll(statement) }
     }
 
-    /// All rows of a raw SQL query, read in a read transaction.
+    /// All rows of a raw SQL query, read in a read transaction; on the primary when the
+    /// database has replicas (raw SQL may call a function that writes: read it from a
+    /// replica with `read { try $0.fetchAll(sql: …) }`).
     public func fetchAll(sql: String, _ bindings: [DatabaseValue] = []) throws -> [Row] {
-        try read { try $0.fetchAll(sql: sql, bindings) }
+        try read(.primary) { try $0.fetchAll(sql: sql, bindings) }
     }
 
     /// The first row of a statement's result, or nil; runs like `fetchAll(_:)`.
@@ -198,16 +289,24 @@ public final class Database: Sendable {
     /// PostgreSQL): that is most of the cost of a primary-key lookup. A SELECT built from the
     /// AST cannot write (short of calling a function that does), so it runs alone; anything
     /// else, raw SQL included, keeps the read-only transaction that refuses a write.
+    ///
+    /// With replicas the SELECT goes to one that has replayed this database's last commit;
+    /// when that replica is lost before the rows come back, the SELECT is sent once to the
+    /// primary (the caller has seen no row of it).
     func readStatement<T>(_ statement: SQLStatement, _ body: (Connection) throws -> T) throws -> T {
         if case .select = statement {
-            return try withConnection(role: .reader, body)
+            if let connection = LentConnections.current?.reusable(for: ObjectIdentifier(self), role: .reader) {
+                return try body(connection)
+            }
+            return try lendPooledConnection(role: .reader, retryLostReplicaRead: true, cancellation: nil, body)
         }
         return try read(body)
     }
 
-    /// The first row of a raw SQL query, or nil.
+    /// The first row of a raw SQL query, or nil; on the primary when the database has
+    /// replicas, as `fetchAll(sql:_:)`.
     public func fetchOne(sql: String, _ bindings: [DatabaseValue] = []) throws -> Row? {
-        try read { try $0.fetchOne(sql: sql, bindings) }
+        try read(.primary) { try $0.fetchOne(sql: sql, bindings) }
     }
 
     // MARK: Async
@@ -218,6 +317,12 @@ public final class Database: Sendable {
     @discardableResult
     public func read<T: Sendable>(_ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         try await runAsync(role: .reader) { conn in try conn.transaction(.readOnly, body) }
+    }
+
+    /// ``read(_:_:)`` for async code: `body` reads from the server `source` names.
+    @discardableResult
+    public func read<T: Sendable>(_ source: ReadSource, _ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+        try await runAsync(role: .reader, source: source) { conn in try conn.transaction(.readOnly, body) }
     }
 
     /// `write` for async code; see the async `read(_:)` for how it runs.
@@ -246,7 +351,7 @@ public final class Database: Sendable {
         if case .select = statement {
             if pipelinesQueries { return try await runQueryAsync(statement, firstRowOnly: false) }
             let rendered = try renderForHandOff(statement)
-            return try await runAsync(role: .reader) { try $0.fetchAll(rendered) }
+            return try await runAsync(role: .reader, retryLostReplicaRead: true) { try $0.fetchAll(rendered) }
         }
         return try await read { try $0.fetchAll(statement) }
     }
@@ -256,7 +361,7 @@ public final class Database: Sendable {
         if case .select = statement {
             if pipelinesQueries { return try await runQueryAsync(statement, firstRowOnly: true).first }
             let rendered = try renderForHandOff(statement)
-            return try await runAsync(role: .reader) { try $0.fetchOne(rendered) }
+            return try await runAsync(role: .reader, retryLostReplicaRead: true) { try $0.fetchOne(rendered) }
         }
         return try await read { try $0.fetchOne(statement) }
     }
@@ -269,14 +374,16 @@ public final class Database: Sendable {
         try dialect.render(statement)
     }
 
-    /// ``fetchAll(sql:_:)`` for async code: the raw query runs in a read-only transaction.
+    /// ``fetchAll(sql:_:)`` for async code: the raw query runs in a read-only transaction,
+    /// on the primary when the database has replicas.
     public func fetchAll(sql: String, _ bindings: [DatabaseValue] = []) async throws -> [Row] {
-        try await read { try $0.fetchAll(sql: sql, bindings) }
+        try await read(.primary) { try $0.fetchAll(sql: sql, bindings) }
     }
 
-    /// ``fetchOne(sql:_:)`` for async code: the raw query runs in a read-only transaction.
+    /// ``fetchOne(sql:_:)`` for async code: the raw query runs in a read-only transaction,
+    /// on the primary when the database has replicas.
     public func fetchOne(sql: String, _ bindings: [DatabaseValue] = []) async throws -> Row? {
-        try await read { try $0.fetchOne(sql: sql, bindings) }
+        try await read(.primary) { try $0.fetchOne(sql: sql, bindings) }
     }
 
     /// ``execute(_:)`` for async code: one statement in its own write transaction; returns
@@ -297,7 +404,8 @@ public final class Database: Sendable {
     /// Runs `body` with a pooled connection on one of Unity's threads and resumes the caller
     /// with its outcome: one hand-off there and one back, nothing else. The call's
     /// cancellation and its continuation share one object (one allocation, one lock).
-    private func runAsync<T: Sendable>(role: ConnectionRole, _ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
+    private func runAsync<T: Sendable>(role: ConnectionRole, source: ReadSource = .replica, retryLostReplicaRead: Bool = false,
+                                       _ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         let call = AsyncCall<T>()
         let executor = (role == .reader ? readerExecutor : nil) ?? writerExecutor
         return try await withTaskCancellationHandler {
@@ -309,7 +417,10 @@ public final class Database: Sendable {
                     guard call.start() else { return }
                     // Resume only after the connection is back in the pool, so that a caller
                     // who awaits the result never observes it still checked out.
-                    let outcome = Result { try self.lendPooledConnection(role: role, cancellation: call, body) }
+                    let outcome = Result {
+                        try self.lendPooledConnection(role: role, source: source, retryLostReplicaRead: retryLostReplicaRead,
+                                                      cancellation: call, body)
+                    }
                     call.finish(outcome)
                 }
             }
@@ -343,7 +454,7 @@ extension Database {
         let queries = batch.filter { $0.call.start() }
         if queries.count == 1, let query = queries.first {
             let outcome = Result {
-                try lendPooledConnection(role: .reader, cancellation: query.call) { conn -> [Row] in
+                try lendPooledConnection(role: .reader, retryLostReplicaRead: true, cancellation: query.call) { conn -> [Row] in
                     if query.firstRowOnly { return try conn.fetchOne(query.statement).map { [$0] } ?? [] }
                     return try conn.fetchAll(query.statement)
                 }
@@ -367,19 +478,43 @@ extension Database {
                 outcomes[index] = .failure(error)
             }
         }
+        /// Runs the rendered queries in one pipeline on a connection of `pool`.
+        func runPipeline(on pool: ConnectionSubpool, _ connection: any DriverConnection) -> (rows: [[Row]], errors: [Error?]) {
+            var rows = [[Row]](repeating: [], count: rendered.count)
+            let errors = connection.executeIndependently(rendered) { statement, row in
+                if rows[statement].isEmpty || !queries[renderedIndex[statement]].firstRowOnly {
+                    rows[statement].append(row)
+                }
+            }
+            pool.checkin(connection)
+            return (rows, errors)
+        }
         if !rendered.isEmpty {
-            let pool = readers ?? writers
+            let primary = readers ?? writers
             do {
-                let connection = try pool.checkout(timeout: configuration.checkoutTimeout)
-                var rows = [[Row]](repeating: [], count: rendered.count)
-                let errors = connection.executeIndependently(rendered) { statement, row in
-                    if rows[statement].isEmpty || !queries[renderedIndex[statement]].firstRowOnly {
-                        rows[statement].append(row)
+                var result: (rows: [[Row]], errors: [Error?])?
+                // With replicas the pipeline goes to one, as each of its queries would alone;
+                // a replica lost under it has the pipeline sent once to the primary.
+                if let replicaSet, let member = replicaSet.pick() {
+                    do {
+                        let connection = try member.pool.checkout(timeout: configuration.checkoutTimeout)
+                        let onReplica = runPipeline(on: member.pool, connection)
+                        if onReplica.errors.contains(where: { if case .connectionLost? = $0 as? DatabaseError { true } else { false } }) {
+                            replicaSet.markDown(member)
+                        } else {
+                            result = onReplica
+                        }
+                    } catch DatabaseError.connectionFailed {
+                        replicaSet.markDown(member)
                     }
                 }
-                pool.checkin(connection)
-                for (statement, index) in renderedIndex.enumerated() {
-                    outcomes[index] = errors[statement].map { .failure($0) } ?? .success(rows[statement])
+                if result == nil {
+                    result = runPipeline(on: primary, try primary.checkout(timeout: configuration.checkoutTimeout))
+                }
+                if let result {
+                    for (statement, index) in renderedIndex.enumerated() {
+                        outcomes[index] = result.errors[statement].map { .failure($0) } ?? .success(result.rows[statement])
+                    }
                 }
             } catch {
                 for index in renderedIndex { outcomes[index] = .failure(error) }

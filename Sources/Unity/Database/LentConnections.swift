@@ -22,6 +22,8 @@ final class LentConnections {
         /// What the connection was lent for: a PostgreSQL connection lent by `read` is a
         /// writer in a read-only transaction, so its pool role does not tell.
         let role: ConnectionRole
+        /// True for a connection to a read replica: `read(.primary)` does not reuse it.
+        var onReplica: Bool = false
     }
 
     private(set) var stack: [Lending] = []
@@ -62,9 +64,10 @@ final class LentConnections {
     /// an open cursor is busy with it and serves nothing else; a SQLite one runs other
     /// statements beside its cursors.
     @inline(__always)
-    func reusable(for database: ObjectIdentifier, role: ConnectionRole) -> Connection? {
+    func reusable(for database: ObjectIdentifier, role: ConnectionRole, primaryOnly: Bool = false) -> Connection? {
         guard let lending = stack.last(where: { $0.database == database }) else { return nil }
         guard lending.role == .writer || role == .reader else { return nil }
+        guard !(primaryOnly && lending.onReplica) else { return nil }
         guard lending.connection.driverConnection.runsStatementsBesideCursors || !lending.connection.hasOpenCursors else {
             return nil
         }

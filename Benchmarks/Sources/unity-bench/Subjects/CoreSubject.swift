@@ -13,9 +13,26 @@ import Foundation
 /// `try await db.fetchOne(...)` (subject `core-async`, which runs that workload only), and the
 /// same with `DatabaseConfiguration.pipelinesConcurrentQueries` on (subject `core-pipelined`,
 /// PostgreSQL only: queued lookups share a pipeline; SQLite ignores the setting).
+///
+/// What the pooler setting costs: `core-pooler` runs `core`'s insert, fetch, lookup and
+/// concurrent workloads with `DatabaseConfiguration.poolerMode = .transaction` straight to the
+/// server, and `core-pgbouncer` the same through PgBouncer in transaction mode (its URL from
+/// `UNITY_PGBOUNCER_POOLED_URL`, else `UNITY_PGBOUNCER_URL`, which scripts/with-postgres sets;
+/// without either it is skipped). PostgreSQL only; the ratio is to raw libpq straight to the
+/// server, as for every subject.
 struct CoreSubject: BenchSubject {
-    /// How the `concurrent` workload calls Unity.
-    enum Form: Sendable { case readClosure, asyncStatement, pipelinedStatement }
+    /// How the `concurrent` workload calls Unity, or which pooler setting the core runs with.
+    enum Form: Sendable { case readClosure, asyncStatement, pipelinedStatement, pooler, pgbouncer }
+
+    /// The workloads the pooler forms run: lookups, fetch and insert.
+    static let poolerWorkloads: Set<Workload> = [.insert, .fetch, .lookup, .concurrent]
+
+    /// PgBouncer's URL for `core-pgbouncer`, from the environment scripts/with-postgres sets.
+    static var pgbouncerURL: String? {
+        let environment = ProcessInfo.processInfo.environment
+        return [environment["UNITY_PGBOUNCER_POOLED_URL"], environment["UNITY_PGBOUNCER_URL"]]
+            .compactMap { $0 }.first { !$0.isEmpty }
+    }
 
     let backend: Backend
     var form: Form = .readClosure
@@ -24,13 +41,22 @@ struct CoreSubject: BenchSubject {
         case .readClosure: "core"
         case .asyncStatement: "core-async"
         case .pipelinedStatement: "core-pipelined"
+        case .pooler: "core-pooler"
+        case .pgbouncer: "core-pgbouncer"
         }
     }
     var runsConcurrent: Bool { true }
-    var concurrentOnly: Bool { form != .readClosure }
+    var concurrentOnly: Bool { form == .asyncStatement || form == .pipelinedStatement }
 
     func unsupportedReason(_ workload: Workload) -> String? {
-        if form != .readClosure && workload != .concurrent { return "\(name) runs the concurrent workload only" }
+        if form == .pooler || form == .pgbouncer {
+            if !Self.poolerWorkloads.contains(workload) { return "\(name) measures the pooler setting on insert, fetch and lookups" }
+            if form == .pgbouncer && Self.pgbouncerURL == nil {
+                return "UNITY_PGBOUNCER_URL is not set (scripts/with-postgres sets it when PgBouncer is installed)"
+            }
+            return nil
+        }
+        if concurrentOnly && workload != .concurrent { return "\(name) runs the concurrent workload only" }
         return workload == .upsert ? "the upsert workload measures the SQL-first flavor's duplicate rules" : nil
     }
 
@@ -38,12 +64,16 @@ struct CoreSubject: BenchSubject {
         // A pool of 8 (SQLite: 8 readers beside the writer): the concurrent workload's pool.
         // The other workloads use one connection at a time, so the size does not change them.
         let pool = ConcurrentLookups.poolSize
-        let configuration = DatabaseConfiguration(pipelinesConcurrentQueries: form == .pipelinedStatement)
+        let pooled = form == .pooler || form == .pgbouncer
+        let configuration = DatabaseConfiguration(pipelinesConcurrentQueries: form == .pipelinedStatement,
+                                                  poolerMode: pooled ? .transaction : .none)
         switch backend {
         case .sqlite:
             return CoreSession(database: try Database(driver: SQLiteDriver(path: target.sqlitePath, readers: pool), configuration: configuration), form: form)
         case .postgres:
-            guard let url = target.postgresURL else { throw BenchError("no PostgreSQL URL") }
+            guard let url = form == .pgbouncer ? Self.pgbouncerURL : target.postgresURL else {
+                throw BenchError(form == .pgbouncer ? "no PgBouncer URL (UNITY_PGBOUNCER_URL)" : "no PostgreSQL URL")
+            }
             return CoreSession(database: try Database(driver: PostgresDriver(url, connections: pool), configuration: configuration), form: form)
         }
     }
@@ -181,7 +211,7 @@ final class CoreSession: BenchSession {
             let database = database
             let tableRows = spec.tableRows
             switch form {
-            case .readClosure:
+            case .readClosure, .pooler, .pgbouncer:
                 checksum = try await ConcurrentLookups.runTasks(spec.tasks, rows: rows) { indices in
                     var checksum = Checksum()
                     for index in indices {
