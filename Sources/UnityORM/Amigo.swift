@@ -51,6 +51,8 @@ public final class Amigo: @unchecked Sendable {
     public let logger: Logger
     /// The filter strings parsed so far.
     let parsedFilters = ParsedFilters()
+    /// Each model's key path → column mapping for `#Predicate` and `SortDescriptor`.
+    let predicateSchemas = PredicateSchemas()
 
     /// Maps `models` onto the database `factory` opens. Throws ``ORMError/mapping(_:)`` for
     /// a mapping problem (found here, before any statement runs).
@@ -143,6 +145,7 @@ public final class Amigo: @unchecked Sendable {
         self.relationships = relationships
         self.throughOf = throughOf
         self.linkTables = linkTables
+        predicateSchemas.derive(models, relationships: relationships)
     }
 
     /// The mapping of `type`, or ``ORMError/unmappedType(_:)``.
@@ -280,5 +283,57 @@ final class FactoryDatabases: @unchecked Sendable {
         open = open.filter { $0.value.database != nil }
         open[key] = Weak(database)
         return database
+    }
+}
+
+/// The `PredicateSchema` of each mapped model, derived once from its mapping when ``Amigo`` is
+/// created: a column for each mapped property, a to-one relationship for each foreign key, and a
+/// to-many one for each ``OneToMany`` or ``ManyToMany`` whose model has an array property of
+/// the same name, all matched by the key paths of the model's ``AmigoModel/ormFields``.
+final class PredicateSchemas: @unchecked Sendable {
+    /// Written once, in ``derive(_:relationships:)``, before the `Amigo` is handed out; only read after.
+    private var byModel: [ObjectIdentifier: PredicateSchema] = [:]
+
+    /// The schema of `model`.
+    func schema(of model: ORMModel) -> PredicateSchema {
+        byModel[ObjectIdentifier(model)] ?? PredicateSchema(table: model.tableName, key: model.primaryKey?.name ?? "id")
+    }
+
+    func derive(_ models: [ORMModel], relationships: [ObjectIdentifier: [String: ResolvedRelationship]]) {
+        // Targets are looked up when a predicate reaches them (the schemas refer to each other);
+        // they live as long as this object, which holds them.
+        let target: (ORMModel) -> @Sendable () -> PredicateSchema = { model in { [unowned self] in self.schema(of: model) } }
+        for m in models {
+            let keys = m.type.ormFields.predicateKeys
+            var schema = PredicateSchema(table: m.tableName, key: m.primaryKey?.name ?? "id")
+            schema.missingColumnAdvice = "map it with a Column in \(m.typeName)'s ORMModel (a to-many key path: an array "
+                + "property named as a OneToMany or ManyToMany of the mapping)"
+            for c in m.columns {
+                guard let key = keys[c.label.lowercased()] else { continue }
+                let role: PredicateKeyPath.Role
+                if let reference = c.reference {
+                    role = .toOne(foreignKey: c.name, targetColumn: reference.column.name, target: target(reference.model))
+                } else if case .plain = c.codec {
+                    role = .column(name: c.name, isDecimal: c.columnType == .decimal)
+                } else {
+                    // A UUIDField is a string on the model and a UUID in the table: not compared in SQL.
+                    continue
+                }
+                schema = key.add(schema, role) ?? schema
+            }
+            for (name, relationship) in relationships[ObjectIdentifier(m.type)] ?? [:] {
+                guard let key = keys[name] else { continue }
+                switch relationship {
+                case .oneToMany(_, let targetModel, let foreignKey):
+                    schema = key.add(schema, .toMany(.foreignKey(foreignKey.name), parentColumn: foreignKey.reference?.column.name,
+                                                      target: target(targetModel))) ?? schema
+                case .manyToMany(_, let targetModel, let link, _):
+                    let through = PredicateSchema.ToMany.Link.through(table: link.name, parentColumn: link.sourceColumn,
+                                                                      targetColumn: link.targetColumn)
+                    schema = key.add(schema, .toMany(through, parentColumn: nil, target: target(targetModel))) ?? schema
+                }
+            }
+            byModel[ObjectIdentifier(m)] = schema
+        }
     }
 }

@@ -73,19 +73,23 @@ public struct ORMProperty<Model: AmigoModel> {
     let accessor: FieldAccessor?
     /// The type of a property the ORM cannot store, for the mapping error that names it.
     let unstorableType: Any.Type?
+    /// The property's key path, for `#Predicate` and `SortDescriptor`.
+    let predicateKey: PredicateKeyPath?
 
     @usableFromInline
-    init(name: String, accessor: FieldAccessor) {
+    init(name: String, accessor: FieldAccessor, predicateKey: PredicateKeyPath? = nil) {
         self.name = name
         self.accessor = accessor
         self.unstorableType = nil
+        self.predicateKey = predicateKey
     }
 
     @usableFromInline
-    init(name: String, unstorableType: Any.Type) {
+    init(name: String, unstorableType: Any.Type, predicateKey: PredicateKeyPath? = nil) {
         self.name = name
         self.accessor = nil
         self.unstorableType = unstorableType
+        self.predicateKey = predicateKey
     }
 
     /// A property holding a non-optional value, written through its key path (slower than
@@ -123,7 +127,7 @@ extension ORMProperty {
                 set(unsafeDowncast(model, to: Model.self), v)
                 return true
             },
-            valueType: V.self))
+            valueType: V.self), predicateKey: .value(keyPath))
     }
 
     /// A property holding an optional value (nil is NULL), written by `set` (see
@@ -142,7 +146,7 @@ extension ORMProperty {
                 set(unsafeDowncast(model, to: Model.self), v)
                 return true
             },
-            valueType: V.self))
+            valueType: V.self), predicateKey: .value(keyPath))
     }
 
     /// A to-one property holding a related model, written by `set`.
@@ -160,7 +164,7 @@ extension ORMProperty {
                 set(unsafeDowncast(model, to: Model.self), r)
                 return true
             },
-            relatedType: R.self))
+            relatedType: R.self), predicateKey: .toOne(keyPath))
     }
 }
 
@@ -174,6 +178,65 @@ extension ORMProperty {
                                    set: @escaping (Model, V) -> Void) -> ORMProperty {
         ORMProperty(name: name, unstorableType: V.self)
     }
+
+    /// A property holding the related models of a ``OneToMany`` or ``ManyToMany`` relationship
+    /// of the same name (`var people: [Person] = []`). It maps to no column (the ORM does not
+    /// fill it); its key path lets `#Predicate` follow the relationship
+    /// (`$0.people.contains { $0.label == "Foo" }`, `$0.people.isEmpty`, `$0.people.count`).
+    @inlinable
+    public static func property<R: AmigoModel>(_ name: String, _ keyPath: KeyPath<Model, [R]>,
+                                               set: @escaping (Model, [R]) -> Void) -> ORMProperty {
+        ORMProperty(name: name, unstorableType: [R].self, predicateKey: .toMany(keyPath))
+    }
+}
+
+/// A property's key path, and how it enters its model's `PredicateSchema`: typed where the
+/// property is declared, so the schema is built from key paths, never from their descriptions.
+@usableFromInline
+struct PredicateKeyPath {
+    /// What the mapping makes of the property.
+    enum Role {
+        case column(name: String, isDecimal: Bool)
+        case toOne(foreignKey: String, targetColumn: String, target: @Sendable () -> PredicateSchema)
+        case toMany(PredicateSchema.ToMany.Link, parentColumn: String?, target: @Sendable () -> PredicateSchema)
+    }
+
+    /// Adds the property to a schema in a role, or nil when its type cannot play that role.
+    let add: (PredicateSchema, Role) -> PredicateSchema?
+
+    init(add: @escaping (PredicateSchema, Role) -> PredicateSchema?) {
+        self.add = add
+    }
+
+    /// A value property: a column.
+    @usableFromInline
+    static func value<Root, Value>(_ keyPath: KeyPath<Root, Value>) -> PredicateKeyPath {
+        PredicateKeyPath { schema, role in
+            guard case .column(let name, let isDecimal) = role else { return nil }
+            return schema.column(keyPath, name, isDecimal: isDecimal)
+        }
+    }
+
+    /// A related model: a to-one relationship, read as `\Pet.owner` in predicates (`$0.owner?.name`)
+    /// and as `\Pet.owner!` in sort descriptors (`SortDescriptor(\Pet.owner!.name)`): a key path
+    /// through an optional chain cannot be rebuilt from its parts, one through a force unwrap can.
+    @usableFromInline
+    static func toOne<Root, Related>(_ keyPath: KeyPath<Root, Related?>) -> PredicateKeyPath {
+        PredicateKeyPath { schema, role in
+            guard case .toOne(let foreignKey, let targetColumn, let target) = role else { return nil }
+            return schema.toOne(keyPath, foreignKey: foreignKey, targetColumn: targetColumn, target: target)
+                .toOne(keyPath.appending(path: \Related?.!), foreignKey: foreignKey, targetColumn: targetColumn, target: target)
+        }
+    }
+
+    /// An array of related models: a to-many relationship.
+    @usableFromInline
+    static func toMany<Root, Value: Sequence>(_ keyPath: KeyPath<Root, Value>) -> PredicateKeyPath {
+        PredicateKeyPath { schema, role in
+            guard case .toMany(let link, let parentColumn, let target) = role else { return nil }
+            return schema.toMany(keyPath, link, parentColumn: parentColumn, target: target)
+        }
+    }
 }
 
 /// A model's by-name accessor table (see ``AmigoModel/ormFields``).
@@ -182,12 +245,15 @@ public struct ORMFieldTable {
     let entries: [String: FieldAccessor]
     /// Properties of types the ORM cannot store, by lower-cased name: their type's name.
     let unstorable: [String: String]
+    /// The key paths of the properties, by lower-cased name.
+    let predicateKeys: [String: PredicateKeyPath]
 
     /// An empty table (a model that maps no properties).
     public init() {
         modelType = nil
         entries = [:]
         unstorable = [:]
+        predicateKeys = [:]
     }
 
     /// The table of `model`'s properties.
@@ -195,14 +261,17 @@ public struct ORMFieldTable {
         modelType = model
         var entries: [String: FieldAccessor] = [:]
         var unstorable: [String: String] = [:]
+        var predicateKeys: [String: PredicateKeyPath] = [:]
         for p in properties {
             if let accessor = p.accessor {
                 entries[p.name.lowercased()] = accessor
             } else if let type = p.unstorableType {
                 unstorable[p.name.lowercased()] = String(describing: type)
             }
+            if let key = p.predicateKey { predicateKeys[p.name.lowercased()] = key }
         }
         self.entries = entries
         self.unstorable = unstorable
+        self.predicateKeys = predicateKeys
     }
 }

@@ -7,7 +7,9 @@ public struct QuerySet<T: AmigoModel> {
     let amigo: Amigo
     let executor: ORMExecutor
     var filters: [(text: String, arguments: [DatabaseValue])] = []
-    var orderings: [(path: String, ascending: Bool)] = []
+    /// `#Predicate` filters, each compiled against the model's schema and the query's alias.
+    var predicates: [PredicateCondition] = []
+    var orderings: [OrderTerm] = []
     var limitCount: Int?
     var offsetCount: Int?
     var related: [String] = []
@@ -29,7 +31,41 @@ public struct QuerySet<T: AmigoModel> {
     /// Orders by a column, or by a column across a foreign key (`"dog.label"`).
     public func orderBy(_ key: String, ascending: Bool = true) -> QuerySet {
         var q = self
-        q.orderings.append((key, ascending))
+        q.orderings.append(.path(key, ascending: ascending))
+        return q
+    }
+
+    /// Keeps the objects for which `predicate` holds, compiled to SQL with Swift's meaning (nil
+    /// is Swift's nil, so `$0.age != 3` keeps objects whose age is nil; strings compare by code
+    /// point). Combines with AND with the other filters, string filters included.
+    ///
+    /// A key path the mapping gives no column (nor relationship) makes the query throw
+    /// `PredicateTranslationError` naming it when it runs, before any SQL is sent; so does an
+    /// expression SQL cannot mean (an arbitrary function, a regex, a type cast).
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    public func filter(_ predicate: Predicate<T>) -> QuerySet {
+        var q = self
+        q.predicates.append(PredicateCondition { schema, alias in try PredicateSQL.condition(predicate, schema: schema, alias: alias) })
+        return q
+    }
+
+    /// Orders by Foundation's `SortDescriptor`s on mapped key paths, after the orders given
+    /// before: nil sorts first in forward order and last in reverse, as Swift sorts it; strings
+    /// by code point (the `.lexical` comparator; a localized one throws
+    /// `PredicateTranslationError` when the query runs, as does a key path without a column).
+    /// Across a foreign key, write the key path with a force unwrap,
+    /// `SortDescriptor(\Person.dog!.label)`: an object without the related one sorts as nil
+    /// (where Swift's own `sorted(using:)` would trap).
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    public func orderBy(_ descriptors: SortDescriptor<T>...) -> QuerySet {
+        orderBy(descriptors)
+    }
+
+    /// Orders by an array of `SortDescriptor`s (see ``orderBy(_:)-(SortDescriptor<T>...)``).
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    public func orderBy(_ descriptors: [SortDescriptor<T>]) -> QuerySet {
+        var q = self
+        q.orderings.append(.descriptors(PredicateOrdering { schema, alias in try PredicateSQL.ordering(descriptors, schema: schema, alias: alias) }))
         return q
     }
 
@@ -186,6 +222,18 @@ public struct QuerySetUsing<T: AmigoModel> {
         return QuerySetUsing(query: q, object: object)
     }
 
+    /// ``QuerySet/filter(_:)-(Predicate<T>)`` before the relationship is named.
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    public func filter(_ predicate: Predicate<T>) -> QuerySetUsing<T> {
+        QuerySetUsing(query: query.filter(predicate), object: object)
+    }
+
+    /// ``QuerySet/orderBy(_:)-(SortDescriptor<T>...)`` before the relationship is named.
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    public func orderBy(_ descriptors: SortDescriptor<T>...) -> QuerySetUsing<T> {
+        QuerySetUsing(query: query.orderBy(descriptors), object: object)
+    }
+
     /// ``QuerySet/orderBy(_:ascending:)`` before the relationship is named.
     public func orderBy(_ key: String, ascending: Bool = true) -> QuerySetUsing<T> {
         QuerySetUsing(query: query.orderBy(key, ascending: ascending), object: object)
@@ -272,9 +320,16 @@ struct Plan<T: AmigoModel> {
             }
             conditions.append(try expression(node, filter: f.text, arguments: f.arguments))
         }
+        let schema = amigo.predicateSchemas.schema(of: model)
+        for p in query.predicates { conditions.append(try p.compile(schema, "t0")) }
         for o in query.orderings {
-            let (expr, _) = try resolve(o.path)
-            orderings.append(SQLOrdering(expr, o.ascending ? .ascending : .descending))
+            switch o {
+            case .path(let path, let ascending):
+                let (expr, _) = try resolve(path)
+                orderings.append(SQLOrdering(expr, ascending ? .ascending : .descending))
+            case .descriptors(let descriptors):
+                orderings += try descriptors.compile(schema, "t0")
+            }
         }
     }
 
@@ -410,6 +465,23 @@ final class RowMaterializer {
         }
         return object
     }
+}
+
+/// A `#Predicate` of a query, compiled when the query runs (the closure keeps the predicate's
+/// type out of the query's stored properties, which every platform has).
+struct PredicateCondition {
+    let compile: (PredicateSchema, String) throws -> SQLExpression
+}
+
+/// `SortDescriptor`s of a query, compiled when the query runs.
+struct PredicateOrdering {
+    let compile: (PredicateSchema, String) throws -> [SQLOrdering]
+}
+
+/// One `orderBy` of a query: a column path, or `SortDescriptor`s.
+enum OrderTerm {
+    case path(String, ascending: Bool)
+    case descriptors(PredicateOrdering)
 }
 
 /// Thrown inside a stream to end it early; never leaves ``QuerySet/stream(_:)``.

@@ -12,20 +12,25 @@ import Foundation
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 public enum PredicateSQL {
     /// The WHERE condition that keeps the rows of `schema`'s table for which `predicate` holds.
-    /// Columns are qualified with the table's name.
-    public static func condition<Model>(_ predicate: Predicate<Model>, schema: PredicateSchema) throws -> SQLExpression {
+    /// Columns are qualified with the table's name, or with `alias` where the query names the
+    /// table `FROM table AS alias`.
+    public static func condition<Model>(_ predicate: Predicate<Model>, schema: PredicateSchema,
+                                        alias: String? = nil) throws -> SQLExpression {
         var translator = PredicateTranslator()
-        translator.variables[predicate.variable.key] = .row(PredicateTranslator.RowRef(schema: schema, source: .table(schema.table)))
+        let root = PredicateTranslator.RowRef(schema: schema, source: .table(alias ?? schema.table))
+        translator.variables[predicate.variable.key] = .row(root)
         let operand = try translator.translate(predicate.expression)
         return try translator.condition(operand, describing: predicate.expression)
     }
 
     /// The ORDER BY terms of `descriptors`, in order. A descriptor's key path must be a column
     /// of `schema`, or of a to-one relationship's target (`\Book.author.name`). Strings order
-    /// by code point: a `String.StandardComparator` other than `.lexical` throws.
-    public static func ordering<Model>(_ descriptors: [SortDescriptor<Model>], schema: PredicateSchema) throws -> [SQLOrdering] {
+    /// by code point: a `String.StandardComparator` other than `.lexical` throws. Columns are
+    /// qualified as in ``condition(_:schema:alias:)``.
+    public static func ordering<Model>(_ descriptors: [SortDescriptor<Model>], schema: PredicateSchema,
+                                       alias: String? = nil) throws -> [SQLOrdering] {
         var translator = PredicateTranslator()
-        let root = PredicateTranslator.RowRef(schema: schema, source: .table(schema.table))
+        let root = PredicateTranslator.RowRef(schema: schema, source: .table(alias ?? schema.table))
         return try descriptors.map { try translator.ordering($0, root: root) }
     }
 }
