@@ -25,6 +25,9 @@ import Unity
 /// collection of them (`var orderList: [Order] { orders.all() }`). A key path the schema does
 /// not list makes the translation throw `PredicateTranslationError` naming it, before any SQL
 /// runs.
+///
+/// (The protocol refines `SendableMetatype` because a schema reaches a related type's schema
+/// lazily, from whatever thread translates a predicate.)
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 public protocol PredicateMappable: Persistable, SendableMetatype {
     /// The record's key paths and the columns and relationships they read, built with
