@@ -163,6 +163,30 @@ struct PersistablePredicateTests {
             .toMany(\Customer.orderList)
     }
 
+    /// An order that loads its hat when it is read: a to-one key path that is not optional,
+    /// so that descriptors can sort through it.
+    struct Sale: Persistable, PredicateMappable, Sendable {
+        var id: Int?
+        var quantity: Int
+        var hat: Hat
+        static var tableName: String { "orders" }
+        init(databaseRow: DatabaseRow) throws {
+            id = try databaseRow.read("id")
+            quantity = try databaseRow.read("quantity")
+            let hatId: Int = try databaseRow.read("hat_id")
+            guard let hat = try Query<Hat>().findOrThrow(hatId) else {
+                throw PersistableError.recordNotFound(tableName: Hat.tableName, id: hatId)
+            }
+            self.hat = hat
+        }
+        func valuesToPersist() -> [String: (any DatabaseValueConvertible)?] { ["quantity": quantity, "hat_id": hat.id] }
+
+        static let predicateSchema = PredicateSchema(Sale.self)
+            .column(\Sale.id, "id")
+            .column(\Sale.quantity, "quantity")
+            .toOne(\Sale.hat)                                  // orders.hat_id = hats.id
+    }
+
     /// A schema built for another table than the record's.
     struct Misnamed: Persistable, PredicateMappable, Sendable {
         var id: Int?
@@ -429,6 +453,21 @@ struct PersistablePredicateTests {
             // `last()` reverses the descriptor with its nil placement: the last hat by nick is
             // the greatest nick, never a nil one.
             #expect(try Hat.query.order(SortDescriptor(\Hat.nick)).lastOrThrow()?.id == 7)
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func sortingThroughAToOneThatIsAlwaysThere(_ backend: Backend) throws {
+        try Self.withShop(backend) { (_: Database) throws in
+            // Orders 1, 2: hat 1 (red, 10); 3: hat 2 (Red, 12); 4: hat 4 (Émile, 14); 5, 6: hat 6 (zed, 16).
+            try Self.check(#Predicate<Sale> { $0.hat.color == "red" }, [1, 2])
+            try Self.check(#Predicate<Sale> { $0.hat.brimSize > 12 && $0.quantity == 1 }, [4, 6])
+            let order = [SortDescriptor(\Sale.hat.brimSize, order: .reverse), SortDescriptor(\Sale.id)]
+            let sales = try Sale.query.order(order).allOrThrow()
+            #expect(sales.compactMap(\.id) == [5, 6, 4, 3, 1, 2])
+            #expect(sales.sorted(using: order).compactMap(\.id) == [5, 6, 4, 3, 1, 2], "Swift sorts them the same way")
+            let byColor = try Sale.query.order(SortDescriptor(\Sale.hat.color)).order(SortDescriptor(\Sale.id)).allOrThrow()
+            #expect(byColor.compactMap(\.id) == [3, 1, 2, 5, 6, 4], "code-point order: R, r, z, É")
         }
     }
 
