@@ -134,6 +134,13 @@ public struct Query<Record: Persistable>: Sendable, Equatable {
         return query
     }
 
+    /// Appends orderings built with the core's expressions (after those already added).
+    func appendingOrders(_ terms: [SQLOrdering]) -> Query {
+        var query = self
+        query.orders += terms
+        return query
+    }
+
     /// Limits the number of records. As in Tailor, a second limit only ever lowers the first.
     public func limit(_ count: Int) -> Query {
         var query = self
