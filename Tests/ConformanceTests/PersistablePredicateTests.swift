@@ -534,10 +534,11 @@ struct PersistablePredicateTests {
 
     @Test
     func theConditionIsAndedAndTheOrderingAppendedInTheStatement() throws {
+        // `brimSize` is not optional, so no NULLS clause (PostgreSQL could not walk an index with it).
         let query = try Hat.query.filter(["color": "red"]).filter(#Predicate<Hat> { $0.nick != "x" })
             .order("id", .orderedAscending).order(SortDescriptor(\Hat.brimSize, order: .reverse))
         let sql = try query.toSql(dialect: .sqlite)
-        #expect(sql.sql == #"SELECT * FROM "hats" WHERE "hats"."color" = ? AND "hats"."nick" IS NOT ? ORDER BY "hats"."id" ASC, "hats"."brim_size" DESC NULLS LAST"#)
+        #expect(sql.sql == #"SELECT * FROM "hats" WHERE "hats"."color" = ? AND "hats"."nick" IS NOT ? ORDER BY "hats"."id" ASC, "hats"."brim_size" DESC"#)
         #expect(sql.bindings == [.text("red"), .text("x")])
     }
 }

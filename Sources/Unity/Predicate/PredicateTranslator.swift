@@ -425,7 +425,10 @@ struct PredicateTranslator {
             let target = RowRef(schema: relation.target(), source: .toOne(row, relation))
             for (targetPath, _) in target.schema.members {
                 guard let joined = relationPath.appending(path: targetPath) else { continue }
-                if joined == keyPath { return try sortKey(targetPath, row: target, depth: depth + 1) }
+                guard joined == keyPath, let (e, traits) = try sortKey(targetPath, row: target, depth: depth + 1) else { continue }
+                // A row without the related one reads NULL through the subquery, whatever the
+                // key path's type: it sorts as nil.
+                return (e, Traits(nullable: true, kind: traits.kind))
             }
         }
         return nil
