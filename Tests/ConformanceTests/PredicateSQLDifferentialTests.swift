@@ -174,20 +174,24 @@ struct PredicateSQLDifferentialTests {
         }
     }
 
+    static func createTable(_ db: Database) throws {
+        try db.write { conn in
+            try conn.execute(.createTable(SQLCreateTable("pd_sample", columns: [
+                SQLColumnDefinition("id", .int64, primaryKey: .plain), SQLColumnDefinition("big", .int64, notNull: true),
+                SQLColumnDefinition("small", .int64, notNull: true), SQLColumnDefinition("maybe", .int64),
+                SQLColumnDefinition("text", .text, notNull: true), SQLColumnDefinition("note", .text),
+                SQLColumnDefinition("real", .double, notNull: true), SQLColumnDefinition("money", .decimal, notNull: true),
+                SQLColumnDefinition("flag", .bool, notNull: true), SQLColumnDefinition("when", .date, notNull: true),
+            ])))
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func swiftAndSQLAgree(_ backend: Backend) throws {
         let objects = Self.samples(count: 500, seed: 0x5EED)
         let predicates = Self.predicates(count: 1_000, seed: 0xC0FFEE)
         try withTestDatabase(backend) { (db: Database) throws in
-            try db.write { conn in
-                try conn.execute(.createTable(SQLCreateTable("pd_sample", columns: [
-                    SQLColumnDefinition("id", .int64, primaryKey: .plain), SQLColumnDefinition("big", .int64, notNull: true),
-                    SQLColumnDefinition("small", .int64, notNull: true), SQLColumnDefinition("maybe", .int64),
-                    SQLColumnDefinition("text", .text, notNull: true), SQLColumnDefinition("note", .text),
-                    SQLColumnDefinition("real", .double, notNull: true), SQLColumnDefinition("money", .decimal, notNull: true),
-                    SQLColumnDefinition("flag", .bool, notNull: true), SQLColumnDefinition("when", .date, notNull: true),
-                ])))
-            }
+            try Self.createTable(db)
             try DBManager.executeStatements(try objects.map { try $0.createSaveStatement() }, in: db)
             var disagreements: [String] = []
             var nonTrivial = 0
@@ -211,15 +215,7 @@ struct PredicateSQLDifferentialTests {
     func stringsOutsideNFCAreTheDocumentedDifference(_ backend: Backend) throws {
         let nfc = "caf\u{00E9}", nfd = "cafe\u{0301}"
         try withTestDatabase(backend) { (db: Database) throws in
-            try db.write { conn in
-                try conn.execute(.createTable(SQLCreateTable("pd_sample", columns: [
-                    SQLColumnDefinition("id", .int64, primaryKey: .plain), SQLColumnDefinition("big", .int64, notNull: true),
-                    SQLColumnDefinition("small", .int64, notNull: true), SQLColumnDefinition("maybe", .int64),
-                    SQLColumnDefinition("text", .text, notNull: true), SQLColumnDefinition("note", .text),
-                    SQLColumnDefinition("real", .double, notNull: true), SQLColumnDefinition("money", .decimal, notNull: true),
-                    SQLColumnDefinition("flag", .bool, notNull: true), SQLColumnDefinition("when", .date, notNull: true),
-                ])))
-            }
+            try Self.createTable(db)
             let object = PdSample(id: 1, big: 0, small: 0, maybe: nil, text: nfd, note: nil, real: 0, money: 0, flag: true,
                                   when: Date(timeIntervalSince1970: 0))
             _ = try object.save(in: db)

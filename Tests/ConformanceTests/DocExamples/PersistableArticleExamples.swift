@@ -471,8 +471,15 @@ extension ModelDefTests {
             let test = try TestDatabase(.postgres)
             dropSchema = { test.tearDown() }
             let url = try #require(postgresURL, "UNITY_POSTGRES_URL is not set")
-            let separator = url.contains("?") ? "&" : "?"
-            db = try TailorDocs.openOnPostgres(postgresURL: url + separator + "options=-csearch_path%3D\(test.location)")
+            if url.contains("pooler=") {
+                // Through a transaction-mode pooler, which refuses libpq's `options`: the
+                // schema is pinned per transaction by the driver's search path instead.
+                db = try Database(driver: PostgresDriver(url, searchPath: test.location))
+                DefaultDatabase.push(db)
+            } else {
+                let separator = url.contains("?") ? "&" : "?"
+                db = try TailorDocs.openOnPostgres(postgresURL: url + separator + "options=-csearch_path%3D\(test.location)")
+            }
         }
         defer {
             while DefaultDatabase.depth > baseDepth { DefaultDatabase.pop()?.close() }
