@@ -6,11 +6,18 @@ import Foundation
 /// A model maps its key paths to columns through generated row coding (`@RowCoded`) or a
 /// hand-written `columnName(for:)`; a key path without a column throws
 /// ``PredicateTranslationError`` naming it, before any SQL runs.
+/// Each model type's schema, built once.
+private let modelDefSchemas = PredicateMemo<ObjectIdentifier, PredicateSchema>(capacity: 1_024)
+
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension ModelDef {
     /// The key path → column mapping that translated predicates use: the table, and the
     /// columns `columnName(for:)` names (a `Decimal` property compares as a number).
     public static var predicateSchema: PredicateSchema {
+        modelDefSchemas.value(for: ObjectIdentifier(Self.self)) { makePredicateSchema() }
+    }
+
+    private static func makePredicateSchema() -> PredicateSchema {
         var schema = PredicateSchema(table: tableName)
         schema.missingColumnAdvice = "give \(Self.self) @RowCoded, or write columnName(for:)"
         if let coded = Self.self as? any RowEncodable.Type {

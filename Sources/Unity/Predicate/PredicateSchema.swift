@@ -72,9 +72,9 @@ public struct PredicateSchema: Sendable {
     }
 
     /// The table's name.
-    public var table: String
+    public var table: String { didSet { serial = PredicateSchemaSerial.next() } }
     /// The table's key column: what to-many relationships and link tables refer to.
-    public var key: String
+    public var key: String { didSet { serial = PredicateSchemaSerial.next() } }
     /// Key paths are immutable values, safe to share; Swift 6 does not yet say `AnyKeyPath`
     /// is `Sendable`, hence the box.
     struct Table: @unchecked Sendable {
@@ -88,10 +88,15 @@ public struct PredicateSchema: Sendable {
     }
     var columnResolver: ((AnyKeyPath) -> Column?)? {
         get { table_.columnResolver }
-        set { table_.columnResolver = newValue }
+        set {
+            table_.columnResolver = newValue
+            serial = PredicateSchemaSerial.next()
+        }
     }
     /// What a user should do about a key path without a column (said in the error).
     public var missingColumnAdvice: String?
+    /// Tells this schema apart from others in the translation memos; a new one at every change.
+    var serial = PredicateSchemaSerial.next()
 
     /// A schema for the table `table`, whose key column is `key`.
     public init(table: String, key: String = "id") {
@@ -109,6 +114,7 @@ public struct PredicateSchema: Sendable {
     /// Adds the column that `keyPath` reads.
     public func column<Root, Value>(_ keyPath: KeyPath<Root, Value>, _ name: String, isDecimal: Bool? = nil) -> PredicateSchema {
         var copy = self
+        copy.serial = PredicateSchemaSerial.next()
         let decimal = isDecimal ?? (Value.self == Decimal.self || Value.self == Decimal?.self)
         copy.members[keyPath] = .column(Column(name, isDecimal: decimal))
         return copy
@@ -119,6 +125,7 @@ public struct PredicateSchema: Sendable {
     public func toOne<Root, Value>(_ keyPath: KeyPath<Root, Value>, foreignKey: String, targetColumn: String? = nil,
                                    target: @escaping @Sendable () -> PredicateSchema) -> PredicateSchema {
         var copy = self
+        copy.serial = PredicateSchemaSerial.next()
         copy.members[keyPath] = .toOne(ToOne(foreignKey: foreignKey, targetColumn: targetColumn, target: target))
         return copy
     }
@@ -128,6 +135,7 @@ public struct PredicateSchema: Sendable {
     public func toMany<Root, Value: Sequence>(_ keyPath: KeyPath<Root, Value>, _ link: ToMany.Link, parentColumn: String? = nil,
                                               target: @escaping @Sendable () -> PredicateSchema) -> PredicateSchema {
         var copy = self
+        copy.serial = PredicateSchemaSerial.next()
         copy.members[keyPath] = .toMany(ToMany(link: link, parentColumn: parentColumn, target: target))
         return copy
     }

@@ -29,11 +29,26 @@ public enum PredicateSQL {
     /// qualified as in ``condition(_:schema:alias:)``.
     public static func ordering<Model>(_ descriptors: [SortDescriptor<Model>], schema: PredicateSchema,
                                        alias: String? = nil) throws -> [SQLOrdering] {
-        var translator = PredicateTranslator()
-        let root = PredicateTranslator.RowRef(schema: schema, source: .table(alias ?? schema.table))
-        return try descriptors.map { try translator.ordering($0, root: root) }
+        if descriptors.isEmpty { return [] }
+        // The same descriptors on the same schema always give the same terms: translated once.
+        let key = OrderingKey(schema: schema.serial, alias: alias, descriptors: descriptors.map(AnyHashable.init))
+        return try orderings.value(for: key) {
+            var translator = PredicateTranslator()
+            let root = PredicateTranslator.RowRef(schema: schema, source: .table(alias ?? schema.table))
+            return try descriptors.map { try translator.ordering($0, root: root) }
+        }
     }
 }
+
+/// What ``PredicateSQL/ordering(_:schema:alias:)`` memoizes by.
+struct OrderingKey: Hashable {
+    var schema: Int
+    var alias: String?
+    var descriptors: [AnyHashable]
+}
+
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+private let orderings = PredicateMemo<OrderingKey, [SQLOrdering]>(capacity: 512)
 
 /// The walk over a `Predicate`'s expression tree.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
@@ -125,7 +140,7 @@ struct PredicateTranslator {
     // MARK: Conversions between operands
 
     /// `operand` as a condition that is never NULL where Swift's answer is a `Bool`.
-    func condition(_ operand: Operand, describing expression: Any) throws -> SQLExpression {
+    func condition(_ operand: Operand, describing expression: @autoclosure () -> Any) throws -> SQLExpression {
         switch operand {
         case .condition(let c):
             return c
@@ -133,12 +148,12 @@ struct PredicateTranslator {
             if case .literal(.bool) = e { return e }
             return .binary(e, .equal, .literal(.bool(true)))
         default:
-            throw Self.untranslatable(expression, "it is not a condition")
+            throw Self.untranslatable(expression(), "it is not a condition")
         }
     }
 
     /// `operand` as a value.
-    func value(_ operand: Operand, describing expression: Any) throws -> (SQLExpression, Traits) {
+    func value(_ operand: Operand, describing expression: @autoclosure () -> Any) throws -> (SQLExpression, Traits) {
         switch operand {
         case .value(let e, let traits):
             return (e, traits)
@@ -148,7 +163,7 @@ struct PredicateTranslator {
         case .nilLiteral:
             return (.literal(.null), Traits(nullable: true, kind: .other))
         default:
-            throw Self.untranslatable(expression, "a model, a relationship or a collection cannot be used as a value here")
+            throw Self.untranslatable(expression(), "a model, a relationship or a collection cannot be used as a value here")
         }
     }
 
@@ -206,7 +221,7 @@ struct PredicateTranslator {
 
     // MARK: Operators
 
-    mutating func equality(_ lhs: Operand, _ rhs: Operand, negated: Bool, describing expression: Any) throws -> Operand {
+    mutating func equality(_ lhs: Operand, _ rhs: Operand, negated: Bool, describing expression: @autoclosure () -> Any) throws -> Operand {
         switch (lhs, rhs) {
         case (.nilLiteral, .nilLiteral):
             return .condition(.literal(.bool(!negated)))
@@ -220,11 +235,11 @@ struct PredicateTranslator {
                 }
                 return .condition(.isNull(column(parent, relation.foreignKey), negated: negated))
             default:
-                throw Self.untranslatable(expression, "only a value or a to-one relationship can be compared with nil")
+                throw Self.untranslatable(expression(), "only a value or a to-one relationship can be compared with nil")
             }
         default:
-            let (a, ta) = try value(lhs, describing: expression)
-            let (b, tb) = try value(rhs, describing: expression)
+            let (a, ta) = try value(lhs, describing: expression())
+            let (b, tb) = try value(rhs, describing: expression())
             let (x, y) = Self.comparable(a, ta, b, tb, ordering: false)
             if ta.nullable || tb.nullable {
                 // Swift's `==` on optionals: nil equals nil, and nil differs from every value.
@@ -251,18 +266,18 @@ struct PredicateTranslator {
         return (wrap(a, ta, other: tb), wrap(b, tb, other: ta))
     }
 
-    mutating func comparison(_ op: SQLBinaryOperator, _ lhs: Operand, _ rhs: Operand, describing expression: Any) throws -> Operand {
-        let (a, ta) = try value(lhs, describing: expression)
-        let (b, tb) = try value(rhs, describing: expression)
+    mutating func comparison(_ op: SQLBinaryOperator, _ lhs: Operand, _ rhs: Operand, describing expression: @autoclosure () -> Any) throws -> Operand {
+        let (a, ta) = try value(lhs, describing: expression())
+        let (b, tb) = try value(rhs, describing: expression())
         let (x, y) = Self.comparable(a, ta, b, tb, ordering: true)
         return .condition(.binary(x, op, y))
     }
 
-    mutating func arithmetic(_ op: SQLBinaryOperator, _ lhs: Operand, _ rhs: Operand, describing expression: Any) throws -> Operand {
-        let (a, ta) = try value(lhs, describing: expression)
-        let (b, tb) = try value(rhs, describing: expression)
+    mutating func arithmetic(_ op: SQLBinaryOperator, _ lhs: Operand, _ rhs: Operand, describing expression: @autoclosure () -> Any) throws -> Operand {
+        let (a, ta) = try value(lhs, describing: expression())
+        let (b, tb) = try value(rhs, describing: expression())
         if ta.kind == .decimal || tb.kind == .decimal {
-            throw Self.untranslatable(expression, "Decimal arithmetic is not translated (SQLite would compute it in floating point); compare the stored values instead")
+            throw Self.untranslatable(expression(), "Decimal arithmetic is not translated (SQLite would compute it in floating point); compare the stored values instead")
         }
         return .value(.binary(Self.plain(a), op, Self.plain(b)), Traits(nullable: ta.nullable || tb.nullable, kind: .other))
     }
@@ -276,11 +291,11 @@ struct PredicateTranslator {
     }
 
     /// `text LIKE pattern`, where the pattern is `before`, `needle` taken literally, `after`.
-    mutating func like(_ text: Operand, _ needle: Operand, before: String, after: String, describing expression: Any) throws -> Operand {
-        let (haystack, th) = try value(text, describing: expression)
-        let (pattern, tp) = try value(needle, describing: expression)
+    mutating func like(_ text: Operand, _ needle: Operand, before: String, after: String, describing expression: @autoclosure () -> Any) throws -> Operand {
+        let (haystack, th) = try value(text, describing: expression())
+        let (pattern, tp) = try value(needle, describing: expression())
         guard th.kind == .text, tp.kind == .text else {
-            throw Self.untranslatable(expression, "only strings are searched in SQL")
+            throw Self.untranslatable(expression(), "only strings are searched in SQL")
         }
         let literal: SQLExpression
         if case .bind(.text(let string)) = pattern {
@@ -302,7 +317,7 @@ struct PredicateTranslator {
     }
 
     mutating func keyPath(root: Operand, keyPath: AnyKeyPath, traits: Traits, isCount: Bool, isEmpty: Bool,
-                          describing expression: Any) throws -> Operand {
+                          describing expression: @autoclosure () -> Any) throws -> Operand {
         switch root {
         case .row(let row):
             switch row.schema.member(keyPath) {
@@ -314,7 +329,7 @@ struct PredicateTranslator {
                 return .rows(row, relation)
             case nil:
                 let advice = row.schema.missingColumnAdvice.map { ": " + $0 } ?? ""
-                throw Self.untranslatable(expression, "the key path \(keyPath) maps to no column of \"\(row.schema.table)\"" + advice)
+                throw Self.untranslatable(expression(), "the key path \(keyPath) maps to no column of \"\(row.schema.table)\"" + advice)
             }
         case .rows(let parent, let relation):
             if isCount {
@@ -324,7 +339,7 @@ struct PredicateTranslator {
                 let exists = try related(parent, relation, count: false) { _, _ in nil }
                 return .condition(.unary(.not, exists))
             }
-            throw Self.untranslatable(expression, "of a to-many relationship, only count, isEmpty, contains(where:) and allSatisfy are translated")
+            throw Self.untranslatable(expression(), "of a to-many relationship, only count, isEmpty, contains(where:) and allSatisfy are translated")
         case .value(let e, let t) where t.kind == .text:
             if isCount {
                 return .value(.function(name: "length", arguments: [Self.plain(e)], distinct: false), Traits(nullable: t.nullable, kind: .other))
@@ -332,17 +347,17 @@ struct PredicateTranslator {
             if isEmpty {
                 return .condition(.binary(Self.plain(e), .equal, .literal(.string(""))))
             }
-            throw Self.untranslatable(expression, "of a string, only count and isEmpty are translated")
+            throw Self.untranslatable(expression(), "of a string, only count and isEmpty are translated")
         default:
-            throw Self.untranslatable(expression, "this key path reads no column")
+            throw Self.untranslatable(expression(), "this key path reads no column")
         }
     }
 
     /// A value written in the predicate, or captured by it.
-    func literal(_ value: Any, describing expression: Any) throws -> Operand {
+    func literal(_ value: Any, describing expression: @autoclosure () -> Any) throws -> Operand {
         if let optional = value as? any OptionalValueMarker {
             guard let wrapped = optional.wrappedAny else { return .nilLiteral }
-            return try literal(wrapped, describing: expression)
+            return try literal(wrapped, describing: expression())
         }
         if let bool = value as? Bool {
             return .value(.literal(.bool(bool)), Traits(nullable: false, kind: .boolean))
@@ -352,7 +367,7 @@ struct PredicateTranslator {
         }
         if let range = value as? any RangeMarker {
             let (lower, upper) = range.boundValues
-            return .range(lower: try literal(lower, describing: expression), upper: try literal(upper, describing: expression),
+            return .range(lower: try literal(lower, describing: expression()), upper: try literal(upper, describing: expression()),
                           closed: range.isClosed)
         }
         if let sequence = value as? any Sequence {
@@ -366,14 +381,14 @@ struct PredicateTranslator {
                 }
                 let unwrapped = (element as? any OptionalValueMarker)?.wrappedAny ?? element
                 guard let scalar = try Self.scalar(unwrapped) else {
-                    throw Self.untranslatable(expression, "a collection of \(type(of: element)) cannot be bound")
+                    throw Self.untranslatable(expression(), "a collection of \(type(of: element)) cannot be bound")
                 }
                 values.append(scalar.0)
                 traits = scalar.1
             }
             return .list(values, containsNil: containsNil, traits)
         }
-        throw Self.untranslatable(expression, "a value of type \(type(of: value)) cannot be bound")
+        throw Self.untranslatable(expression(), "a value of type \(type(of: value)) cannot be bound")
     }
 
     /// A single bindable value and its traits, or nil for a collection or range.
