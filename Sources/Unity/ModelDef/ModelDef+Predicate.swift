@@ -7,7 +7,7 @@ import Foundation
 /// hand-written `columnName(for:)`; a key path without a column throws
 /// ``PredicateTranslationError`` naming it, before any SQL runs.
 /// Each model type's schema, built once.
-private let modelDefSchemas = PredicateMemo<ObjectIdentifier, PredicateSchema>(capacity: 1_024)
+private let modelDefSchemas = BoundedCache<ObjectIdentifier, PredicateSchema>(capacity: 1_024)
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension ModelDef {

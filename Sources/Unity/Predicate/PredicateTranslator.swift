@@ -48,7 +48,7 @@ struct OrderingKey: Hashable {
 }
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-private let orderings = PredicateMemo<OrderingKey, [SQLOrdering]>(capacity: 512)
+private let orderings = BoundedCache<OrderingKey, [SQLOrdering]>(capacity: 512)
 
 /// The walk over a `Predicate`'s expression tree.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)

@@ -260,7 +260,7 @@ public struct SQLDialect: Sendable, Hashable {
         if let sql = cache.lookup(key) { return RenderedSQL(sql: sql, bindings: shape.bindings) }
         var text = SQLRenderer(dialect: self, mode: .text)
         try text.render(statement)
-        cache.store(key, sql: text.sql)
+        cache.store(key, text.sql)
         return RenderedSQL(sql: text.sql, bindings: text.bindings)
     }
 
