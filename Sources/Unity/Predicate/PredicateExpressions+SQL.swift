@@ -6,6 +6,15 @@ import Foundation
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 protocol SQLTranslatablePredicateExpression {
     func translate(into translator: inout PredicateTranslator) throws -> PredicateTranslator.Operand
+    /// Adds what this node's SQL depends on besides bound values, then its children in the
+    /// order `translate` visits them; false when a predicate with this node cannot share a
+    /// translation with another of its shape.
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool
+}
+
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension SQLTranslatablePredicateExpression {
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool { false }
 }
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
@@ -15,6 +24,10 @@ extension PredicateExpressions.Variable: SQLTranslatablePredicateExpression {
             throw PredicateTranslator.untranslatable(self, "a variable the predicate does not bind")
         }
         return bound
+    }
+
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool {
+        shape.use(key)
     }
 }
 
@@ -26,6 +39,12 @@ extension PredicateExpressions.KeyPath: SQLTranslatablePredicateExpression {
         return try t.keyPath(root: base, keyPath: keyPath, traits: .of(Output.self),
                              isCount: kind == .collectionCount, isEmpty: kind == .collectionIsEmpty, describing: self)
     }
+
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool {
+        guard shape.add(root) else { return false }
+        shape.key.keyPaths.append(keyPath)
+        return true
+    }
 }
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
@@ -33,11 +52,20 @@ extension PredicateExpressions.Value: SQLTranslatablePredicateExpression {
     func translate(into t: inout PredicateTranslator) throws -> PredicateTranslator.Operand {
         try t.literal(value, describing: self)
     }
+
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool {
+        shape.value(value)
+    }
 }
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.NilLiteral: SQLTranslatablePredicateExpression {
     func translate(into t: inout PredicateTranslator) throws -> PredicateTranslator.Operand { .nilLiteral }
+
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool {
+        shape.word(-7)
+        return true
+    }
 }
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
@@ -46,6 +74,10 @@ extension PredicateExpressions.Conjunction: SQLTranslatablePredicateExpression {
         let a = try t.condition(try t.translate(lhs), describing: lhs)
         let b = try t.condition(try t.translate(rhs), describing: rhs)
         return .condition(.and([a, b]))
+    }
+
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool {
+        shape.add(lhs) && shape.add(rhs)
     }
 }
 
@@ -56,12 +88,20 @@ extension PredicateExpressions.Disjunction: SQLTranslatablePredicateExpression {
         let b = try t.condition(try t.translate(rhs), describing: rhs)
         return .condition(.or([a, b]))
     }
+
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool {
+        shape.add(lhs) && shape.add(rhs)
+    }
 }
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.Negation: SQLTranslatablePredicateExpression {
     func translate(into t: inout PredicateTranslator) throws -> PredicateTranslator.Operand {
         .condition(.unary(.not, try t.condition(try t.translate(wrapped), describing: wrapped)))
+    }
+
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool {
+        shape.add(wrapped)
     }
 }
 
@@ -70,12 +110,20 @@ extension PredicateExpressions.Equal: SQLTranslatablePredicateExpression {
     func translate(into t: inout PredicateTranslator) throws -> PredicateTranslator.Operand {
         try t.equality(try t.translate(lhs), try t.translate(rhs), negated: false, describing: self)
     }
+
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool {
+        shape.add(lhs) && shape.add(rhs)
+    }
 }
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.NotEqual: SQLTranslatablePredicateExpression {
     func translate(into t: inout PredicateTranslator) throws -> PredicateTranslator.Operand {
         try t.equality(try t.translate(lhs), try t.translate(rhs), negated: true, describing: self)
+    }
+
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool {
+        shape.add(lhs) && shape.add(rhs)
     }
 }
 
@@ -91,6 +139,16 @@ extension PredicateExpressions.Comparison: SQLTranslatablePredicateExpression {
         }
         return try t.comparison(op, try t.translate(lhs), try t.translate(rhs), describing: self)
     }
+
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool {
+        switch op {
+        case .lessThan: shape.word(1)
+        case .lessThanOrEqual: shape.word(2)
+        case .greaterThan: shape.word(3)
+        case .greaterThanOrEqual: shape.word(4)
+        }
+        return shape.add(lhs) && shape.add(rhs)
+    }
 }
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
@@ -104,12 +162,25 @@ extension PredicateExpressions.Arithmetic: SQLTranslatablePredicateExpression {
         }
         return try t.arithmetic(op, try t.translate(lhs), try t.translate(rhs), describing: self)
     }
+
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool {
+        switch op {
+        case .add: shape.word(1)
+        case .subtract: shape.word(2)
+        case .multiply: shape.word(3)
+        }
+        return shape.add(lhs) && shape.add(rhs)
+    }
 }
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.IntDivision: SQLTranslatablePredicateExpression {
     func translate(into t: inout PredicateTranslator) throws -> PredicateTranslator.Operand {
         try t.arithmetic(.divide, try t.translate(lhs), try t.translate(rhs), describing: self)
+    }
+
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool {
+        shape.add(lhs) && shape.add(rhs)
     }
 }
 
@@ -118,12 +189,20 @@ extension PredicateExpressions.IntRemainder: SQLTranslatablePredicateExpression 
     func translate(into t: inout PredicateTranslator) throws -> PredicateTranslator.Operand {
         try t.arithmetic(.modulo, try t.translate(lhs), try t.translate(rhs), describing: self)
     }
+
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool {
+        shape.add(lhs) && shape.add(rhs)
+    }
 }
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.FloatDivision: SQLTranslatablePredicateExpression {
     func translate(into t: inout PredicateTranslator) throws -> PredicateTranslator.Operand {
         try t.arithmetic(.divide, try t.translate(lhs), try t.translate(rhs), describing: self)
+    }
+
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool {
+        shape.add(lhs) && shape.add(rhs)
     }
 }
 
@@ -135,6 +214,10 @@ extension PredicateExpressions.UnaryMinus: SQLTranslatablePredicateExpression {
             throw PredicateTranslator.untranslatable(self, "Decimal arithmetic is not translated")
         }
         return .value(.unary(.negate, PredicateTranslator.plain(e)), traits)
+    }
+
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool {
+        shape.add(wrapped)
     }
 }
 
@@ -153,6 +236,10 @@ extension PredicateExpressions.Conditional: SQLTranslatablePredicateExpression {
         return .value(.caseWhen([SQLCaseBranch(when: condition, then: PredicateTranslator.plain(a))], else: PredicateTranslator.plain(b)),
                       .init(nullable: ta.nullable || tb.nullable, kind: kind))
     }
+
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool {
+        shape.add(test) && shape.add(trueBranch) && shape.add(falseBranch)
+    }
 }
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
@@ -164,6 +251,10 @@ extension PredicateExpressions.NilCoalesce: SQLTranslatablePredicateExpression {
         let coalesced = SQLExpression.function(name: "COALESCE", arguments: [PredicateTranslator.plain(a), PredicateTranslator.plain(b)], distinct: false)
         return .value(kind == .decimal ? .decimal(coalesced) : coalesced, .init(nullable: tb.nullable, kind: kind))
     }
+
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool {
+        shape.add(lhs) && shape.add(rhs)
+    }
 }
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
@@ -173,6 +264,10 @@ extension PredicateExpressions.ForcedUnwrap: SQLTranslatablePredicateExpression 
         case .value(let e, let traits): return .value(e, traits.nonNull)
         case let other: return other
         }
+    }
+
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool {
+        shape.add(inner)
     }
 }
 
@@ -203,6 +298,12 @@ extension PredicateExpressions.OptionalFlatMap: SQLTranslatablePredicateExpressi
         return .value(.caseWhen([SQLCaseBranch(when: present, then: PredicateTranslator.plain(e))], else: nil),
                       .init(nullable: true, kind: traits.kind))
     }
+
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool {
+        guard shape.add(wrapped) else { return false }
+        shape.declare(variable.key)
+        return shape.add(transform)
+    }
 }
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
@@ -229,6 +330,10 @@ extension PredicateExpressions.SequenceContains: SQLTranslatablePredicateExpress
             throw PredicateTranslator.untranslatable(self, "contains(_:) is translated for a literal collection and for a string")
         }
     }
+
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool {
+        shape.add(sequence) && shape.add(element)
+    }
 }
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
@@ -243,6 +348,12 @@ extension PredicateExpressions.SequenceContainsWhere: SQLTranslatablePredicateEx
             return try t.condition(try t.translate(test), describing: test)
         }
         return .condition(exists)
+    }
+
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool {
+        guard shape.add(sequence) else { return false }
+        shape.declare(variable.key)
+        return shape.add(test)
     }
 }
 
@@ -259,12 +370,22 @@ extension PredicateExpressions.SequenceAllSatisfy: SQLTranslatablePredicateExpre
         }
         return .condition(.unary(.not, counterexample))
     }
+
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool {
+        guard shape.add(sequence) else { return false }
+        shape.declare(variable.key)
+        return shape.add(test)
+    }
 }
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.SequenceStartsWith: SQLTranslatablePredicateExpression {
     func translate(into t: inout PredicateTranslator) throws -> PredicateTranslator.Operand {
         try t.like(try t.translate(base), try t.translate(prefix), before: "", after: "%", describing: self)
+    }
+
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool {
+        shape.add(base) && shape.add(prefix)
     }
 }
 
@@ -273,6 +394,10 @@ extension PredicateExpressions.CollectionContainsCollection: SQLTranslatablePred
     func translate(into t: inout PredicateTranslator) throws -> PredicateTranslator.Operand {
         try t.like(try t.translate(base), try t.translate(other), before: "%", after: "%", describing: self)
     }
+
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool {
+        shape.add(base) && shape.add(other)
+    }
 }
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
@@ -280,12 +405,20 @@ extension PredicateExpressions.ClosedRange: SQLTranslatablePredicateExpression {
     func translate(into t: inout PredicateTranslator) throws -> PredicateTranslator.Operand {
         .range(lower: try t.translate(lower), upper: try t.translate(upper), closed: true)
     }
+
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool {
+        shape.add(lower) && shape.add(upper)
+    }
 }
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.Range: SQLTranslatablePredicateExpression {
     func translate(into t: inout PredicateTranslator) throws -> PredicateTranslator.Operand {
         .range(lower: try t.translate(lower), upper: try t.translate(upper), closed: false)
+    }
+
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool {
+        shape.add(lower) && shape.add(upper)
     }
 }
 
@@ -304,5 +437,9 @@ extension PredicateExpressions.RangeExpressionContains: SQLTranslatablePredicate
             return .condition(.between(x, low: low, high: high, negated: false))
         }
         return .condition(.and([.binary(x, .greaterOrEqual, low), .binary(x2, .less, high)]))
+    }
+
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool {
+        shape.add(range) && shape.add(element)
     }
 }

@@ -16,11 +16,46 @@ public enum PredicateSQL {
     /// table `FROM table AS alias`.
     public static func condition<Model>(_ predicate: Predicate<Model>, schema: PredicateSchema,
                                         alias: String? = nil) throws -> SQLExpression {
+        // Predicates of one shape (the same tree of node types, key paths and operators) give
+        // the same SQL but for their values: translated once into a template, which each
+        // later predicate fills with its own values.
+        var shape = PredicateShapeCollector(key: PredicateShapeKey(schema: schema.serial, alias: alias,
+                                                                   root: ObjectIdentifier(type(of: predicate.expression))))
+        shape.declare(predicate.variable.key)
+        guard shape.add(predicate.expression) else {
+            return try translate(predicate, schema: schema, alias: alias, templating: false).expression
+        }
+        switch predicateShapes.lookup(shape.key) {
+        case .template(let template)?:
+            if let filled = template.filled(with: shape.values) { return filled }
+            return try translate(predicate, schema: schema, alias: alias, templating: false).expression
+        case .unshared?:
+            return try translate(predicate, schema: schema, alias: alias, templating: false).expression
+        case nil:
+            let direct = try translate(predicate, schema: schema, alias: alias, templating: false).expression
+            // The template is kept only if, filled with this predicate's values, it gives back
+            // the direct translation: a node that read a value instead of binding it would
+            // otherwise leak one predicate's value into the next.
+            var entry = PredicateShapeEntry.unshared
+            if let template = try? translate(predicate, schema: schema, alias: alias, templating: true),
+               template.filled(with: shape.values) == direct {
+                entry = .template(template)
+            }
+            predicateShapes.store(shape.key, entry)
+            return direct
+        }
+    }
+
+    /// One walk over `predicate`'s tree; with `templating`, each bound value is a slot.
+    static func translate<Model>(_ predicate: Predicate<Model>, schema: PredicateSchema, alias: String?,
+                                         templating: Bool) throws -> PredicateTemplate {
         var translator = PredicateTranslator()
+        translator.templating = templating
         let root = PredicateTranslator.RowRef(schema: schema, source: .table(alias ?? schema.table))
         translator.variables[predicate.variable.key] = .row(root)
         let operand = try translator.translate(predicate.expression)
-        return try translator.condition(operand, describing: predicate.expression)
+        return PredicateTemplate(expression: try translator.condition(operand, describing: predicate.expression),
+                                 binds: translator.templateBinds)
     }
 
     /// The ORDER BY terms of `descriptors`, in order. A descriptor's key path must be a column
@@ -31,7 +66,9 @@ public enum PredicateSQL {
                                        alias: String? = nil) throws -> [SQLOrdering] {
         if descriptors.isEmpty { return [] }
         // The same descriptors on the same schema always give the same terms: translated once.
-        let key = OrderingKey(schema: schema.serial, alias: alias, descriptors: descriptors.map(AnyHashable.init))
+        let key = OrderingKey(schema: schema.serial, alias: alias,
+                              descriptors: descriptors.map { OrderingKey.Term(keyPath: $0.keyPath, forward: $0.order == .forward,
+                                                                                comparator: $0.stringComparator) })
         return try orderings.value(for: key) {
             var translator = PredicateTranslator()
             let root = PredicateTranslator.RowRef(schema: schema, source: .table(alias ?? schema.table))
@@ -42,10 +79,20 @@ public enum PredicateSQL {
 
 /// What ``PredicateSQL/ordering(_:schema:alias:)`` memoizes by.
 struct OrderingKey: Hashable {
+    /// What a descriptor's SQL depends on. A descriptor made from a comparator has no key
+    /// path and is never translated, so it is never stored.
+    struct Term: Hashable {
+        var keyPath: AnyKeyPath?
+        var forward: Bool
+        var comparator: String.StandardComparator?
+    }
     var schema: Int
     var alias: String?
-    var descriptors: [AnyHashable]
+    var descriptors: [Term]
 }
+
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+let predicateShapes = BoundedCache<PredicateShapeKey, PredicateShapeEntry>(capacity: 1_024)
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 private let orderings = BoundedCache<OrderingKey, [SQLOrdering]>(capacity: 512)
@@ -118,6 +165,20 @@ struct PredicateTranslator {
 
     var variables: [PredicateExpressions.VariableID: Operand] = [:]
     private var aliasCount = 0
+    /// Whether values become slots (see ``PredicateTemplate``) instead of binds.
+    var templating = false
+    /// The slots' binds met so far, when templating.
+    var templateBinds: [String: PredicateTemplate.Use] = [:]
+    private var slotCount = 0
+
+    /// `value`, or when templating the next slot's stand-in.
+    mutating func slotted(_ value: DatabaseValue) -> DatabaseValue {
+        guard templating else { return value }
+        let sentinel = predicateSlotSentinel(slotCount)
+        templateBinds[sentinel] = .value(slotCount)
+        slotCount += 1
+        return .text(sentinel)
+    }
 
     // MARK: Walking the tree
 
@@ -299,7 +360,12 @@ struct PredicateTranslator {
         }
         let literal: SQLExpression
         if case .bind(.text(let string)) = pattern {
-            literal = .bind(.text(before + SQLExpression.escapeLikePattern(string) + after))
+            let text = before + SQLExpression.escapeLikePattern(string) + after
+            if templating, case .value(let slot)? = templateBinds[string] {
+                // A slot's stand-in has no LIKE metacharacter: the pattern holds it whole.
+                templateBinds[text] = .likePattern(slot, before: before, after: after)
+            }
+            literal = .bind(.text(text))
         } else {
             // A needle read from a column: escape it in SQL.
             var escaped = Self.plain(pattern)
@@ -354,7 +420,7 @@ struct PredicateTranslator {
     }
 
     /// A value written in the predicate, or captured by it.
-    func literal(_ value: Any, describing expression: @autoclosure () -> Any) throws -> Operand {
+    mutating func literal(_ value: Any, describing expression: @autoclosure () -> Any) throws -> Operand {
         if let optional = value as? any OptionalValueMarker {
             guard let wrapped = optional.wrappedAny else { return .nilLiteral }
             return try literal(wrapped, describing: expression())
@@ -363,7 +429,7 @@ struct PredicateTranslator {
             return .value(.literal(.bool(bool)), Traits(nullable: false, kind: .boolean))
         }
         if let scalar = try Self.scalar(value) {
-            return .value(.bind(scalar.0), scalar.1)
+            return .value(.bind(slotted(scalar.0)), scalar.1)
         }
         if let range = value as? any RangeMarker {
             let (lower, upper) = range.boundValues
