@@ -140,7 +140,7 @@ public struct FullTextQuery: Sendable, Hashable {
 ///
 /// ```swift
 /// let search = FullTextIndex(table: "articles", columns: ["title", "body"])
-/// try migrator.register(search.migration("0003_article_search"))
+/// _ = try Migrator(migrations: [search.migration("0003_article_search")]).migrate(db)
 /// let found = SQLSelect(from: "articles")
 ///     .where(search.matches("swift \"data race\" concurr*"))
 ///     .orderBy(search.relevance("swift \"data race\" concurr*").desc)
