@@ -171,6 +171,8 @@ struct CoreFullTextSearchTests {
     func badNamesAndMarkersAreRefused(_ backend: Backend) throws {
         try withTestDatabase(backend) { db in
             try Self.makeTable(db)
+            // The same shape rendered once with good markers does not vouch for bad ones later.
+            _ = try db.read { try $0.fetchAll(.select(SQLSelect(from: "article").columns(.expression(Self.index.snippet("data", start: "<"))))) }
             let bad = FullTextIndex(table: "article", columns: ["body; DROP TABLE article"])
             for expression in [bad.matches("data"), Self.index.snippet("data", start: "\"")] {
                 do {

@@ -1110,7 +1110,9 @@ extension SQLRenderer {
             case .relevance, .snippet: return write("NULL")
             }
         }
-        if case .snippet(let start, let end, let ellipsis, let words) = search.output, mode == .text {
+        // In both modes: the markers and the length are bound, so they are not in the shape and
+        // a cached shape does not vouch for them.
+        if case .snippet(let start, let end, let ellipsis, let words) = search.output {
             guard (1...64).contains(words) else {
                 throw DatabaseError.misuse("a full-text snippet of \(words) words: ask for 1 to 64 (FTS5's limit)")
             }
