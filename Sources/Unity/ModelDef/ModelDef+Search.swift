@@ -3,8 +3,10 @@ import Foundation
 /// Conditions built with the core's expressions (JSON paths, full-text search) beside sModel's
 /// raw WHERE clauses.
 extension ModelDef {
-    /// The rows for which `condition` holds, in the order given:
-    /// `Thing.instances(where: SQLExpression.column("settings").jsonValue(at: ["theme"]).equals("dark"))`.
+    /// The models of the rows that match a condition built with the core's expressions, in the
+    /// order given: `Thing.instances(where: SQLExpression.column("settings").jsonValue(at: ["theme"]).equals("dark"))`.
+    /// For a model with `@RowCoded` (or `columnName(for:)`), ``column(_:)`` gives typed operands:
+    /// `try Invoice.instances(where: Invoice.column(\.total).greaterThanOrEquals(Decimal(10)), orderedBy: [.descending(\Invoice.total)])`.
     public static func instances(where condition: SQLExpression, orderedBy ordering: [ModelOrdering] = [],
                                  in db: Database? = nil) throws -> [Self] {
         try fetchAll(select(where: condition, ordering), in: db)
