@@ -164,6 +164,18 @@ struct CoreFullTextSearchTests {
             #expect(try found("running") == [1])
             #expect(try found("connect") == [3])
             #expect(try found("rest*") == [2])
+
+            // Dropping the index removes what the migration made; writes go on without it.
+            try db.write { conn in
+                for statement in index.dropStatements(for: conn.dialect) { _ = try conn.execute(statement) }
+                _ = try conn.execute(.insert(SQLInsert(into: "post", values: ["id": .integer(4), "body": .text("after")])))
+            }
+            let left = try db.read { conn in
+                backend == .sqlite
+                    ? try conn.fetchValue(Int.self, sql: "SELECT count(*) FROM sqlite_master WHERE name LIKE 'post_fts%'")
+                    : try conn.fetchValue(Int.self, sql: "SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() AND indexname = 'post_fts'")
+            }
+            #expect(left == 0)
         }
     }
 
