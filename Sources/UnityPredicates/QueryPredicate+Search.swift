@@ -40,7 +40,7 @@ public struct JSONPathValue<Root: ManagedObjectConvertible>: Sendable {
 
 extension Query {
     /// The value at `path` inside the JSON attribute `keyPath`, as `type` (see
-    /// ``SQLJSONValueType``), for comparing with an operator.
+    /// `SQLJSONValueType`), for comparing with an operator.
     public static func json<T: ManagedObjectConvertible, A>(_ keyPath: KeyPath<T, A>, _ path: SQLJSONPath,
                                                             as type: SQLJSONValueType = .text) -> JSONPathValue<T> {
         JSONPathValue(column: T.columnName(keyPath), keyPathDescription: "\(keyPath)", path: path, type: type)
