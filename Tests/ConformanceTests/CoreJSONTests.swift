@@ -152,6 +152,23 @@ struct CoreJSONTests {
                 }
                 #expect(plan.contains(index), "plan: \(plan)")
             }
+            // A GIN index on the column serves containment on PostgreSQL; SQLite has no GIN.
+            var gin = SQLCreateIndex("doc_body_gin", on: "doc", columns: ["body"])
+            gin.method = .gin
+            switch backend {
+            case .sqlite:
+                #expect(throws: DatabaseError.self) { try db.write { _ = try $0.execute(.createIndex(gin)) } }
+            case .postgres:
+                let plan: String = try db.write { conn in
+                    _ = try conn.execute(.createIndex(gin))
+                    _ = try conn.execute(sql: "SET LOCAL enable_seqscan = off")
+                    let rendered = try conn.render(.select(SQLSelect(from: "doc").columns(.column("id"))
+                        .where(body.jsonContains(json: #"{"tags":["a"]}"#))))
+                    let rows = try conn.fetchAll(RenderedSQL(sql: "EXPLAIN " + rendered.sql, bindings: rendered.bindings))
+                    return try rows.map { try $0.decode(String.self, at: 0) }.joined(separator: "\n")
+                }
+                #expect(plan.contains("doc_body_gin"), "plan: \(plan)")
+            }
         }
     }
 
