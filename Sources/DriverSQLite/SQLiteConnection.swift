@@ -70,6 +70,7 @@ final class SQLiteConnection: DriverConnection {
                 code: String(registered)))
         }
         registerFoldFunction(handle)
+        registerJSONContainsFunction(handle)
         var setup = "PRAGMA foreign_keys = ON; PRAGMA case_sensitive_like = ON;"
         if role == .writer {
             // The writer keeps its temporary storage in memory. A statement that writes several
@@ -345,5 +346,27 @@ private func registerFoldFunction(_ db: OpaquePointer) {
             let folded = TextFolding.fold(input)
             let byteCount = Int32(clamping: folded.utf8.count)
             folded.withCString { sqlite3_result_text(context, $0, byteCount, sqliteTransient) }
+        }, nil, nil, nil)
+}
+
+/// `unity_json_contains(document, value)`: PostgreSQL's `jsonb @>` (see `JSONContainment`);
+/// NULL when either is NULL, an error when either is not JSON.
+private func registerJSONContainsFunction(_ db: OpaquePointer) {
+    sqlite3_create_function_v2(
+        db, "unity_json_contains", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nil,
+        { context, count, args in
+            guard count == 2, let args, let d = args[0], let v = args[1],
+                  sqlite3_value_type(d) != SQLITE_NULL, sqlite3_value_type(v) != SQLITE_NULL,
+                  let dText = sqlite3_value_text(d), let vText = sqlite3_value_text(v) else {
+                sqlite3_result_null(context)
+                return
+            }
+            let document = String(decoding: UnsafeBufferPointer(start: dText, count: Int(sqlite3_value_bytes(d))), as: UTF8.self)
+            let value = String(decoding: UnsafeBufferPointer(start: vText, count: Int(sqlite3_value_bytes(v))), as: UTF8.self)
+            guard let result = JSONContainment.contains(document: document, value: value) else {
+                sqlite3_result_error(context, "unity_json_contains: malformed JSON", -1)
+                return
+            }
+            sqlite3_result_int(context, result ? 1 : 0)
         }, nil, nil, nil)
 }

@@ -9,6 +9,8 @@ public struct QuerySet<T: AmigoModel> {
     var filters: [(text: String, arguments: [DatabaseValue])] = []
     /// `#Predicate` filters, each compiled against the model's schema and the query's alias.
     var predicates: [PredicateCondition] = []
+    /// Conditions built by the core's expressions (JSON paths, full-text search).
+    var expressionFilters: [ExpressionCondition] = []
     var orderings: [OrderTerm] = []
     var limitCount: Int?
     var offsetCount: Int?
@@ -322,6 +324,7 @@ struct Plan<T: AmigoModel> {
         }
         let schema = amigo.predicateSchemas.schema(of: model)
         for p in query.predicates { conditions.append(try p.compile(schema, "t0")) }
+        for e in query.expressionFilters { conditions.append(try e.compile(model, "t0")) }
         for o in query.orderings {
             switch o {
             case .path(let path, let ascending):
@@ -329,6 +332,8 @@ struct Plan<T: AmigoModel> {
                 orderings.append(SQLOrdering(expr, ascending ? .ascending : .descending))
             case .descriptors(let descriptors):
                 orderings += try descriptors.compile(schema, "t0")
+            case .expression(let make):
+                orderings.append(make("t0"))
             }
         }
     }
@@ -482,6 +487,8 @@ struct PredicateOrdering {
 enum OrderTerm {
     case path(String, ascending: Bool)
     case descriptors(PredicateOrdering)
+    /// An ordering built by the core's expressions for the query's alias.
+    case expression((String) -> SQLOrdering)
 }
 
 /// Thrown inside a stream to end it early; never leaves ``QuerySet/stream(_:)``.

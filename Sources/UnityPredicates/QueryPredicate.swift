@@ -19,6 +19,7 @@ public struct QueryPredicate: Sendable, ExpressibleByStringLiteral {
         case relation(RelationStorage, ownerKey: String, destination: String, destinationKey: String, Node)
         case invalid(PredicatesError)
         case foundation(FoundationCondition)
+        case expression(QualifiedCondition)
     }
 
     enum TextOperator: Sendable {
@@ -97,6 +98,8 @@ public struct QueryPredicate: Sendable, ExpressibleByStringLiteral {
             return !(try compile(inner, q, dialect, &depth))
         case .raw(let sql, let bindings):
             return .raw(sql, bindings)
+        case .expression(let condition):
+            return try condition.make(q)
         case .relation(let storage, let ownerKey, let destination, let destinationKey, let inner):
             depth += 1
             let linkAlias = "l\(depth)"

@@ -31,6 +31,16 @@ public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
             self.descriptor = nil
         }
 
+        /// An ordering built by the core's expressions (a search's relevance).
+        init(ordering: QualifiedOrdering) {
+            column = nil
+            keyPath = \PlainObject.self
+            ascending = false
+            nullable = false
+            decimal = false
+            self.descriptor = ordering
+        }
+
         @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
         init(descriptor: SortDescriptor<PlainObject>) {
             column = nil
@@ -114,6 +124,10 @@ public struct Request<PlainObject: ManagedObjectConvertible>: Sendable {
         if let c = try condition(dialect) { s = s.where(c) }
         if ordered {
             for term in sortTerms {
+                if let ordering = term.descriptor as? QualifiedOrdering {
+                    s.orderBy.append(ordering.make(table))
+                    continue
+                }
                 if let descriptor = term.descriptor {
                     if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
                         s.orderBy.append(try Self.ordering(descriptor))

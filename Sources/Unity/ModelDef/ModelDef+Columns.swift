@@ -20,14 +20,6 @@ extension ModelDef where Self: RowEncodable {
         let column = SQLExpression.column(name)
         return Value.self == Decimal.self || Value.self == Decimal?.self ? .decimal(column) : column
     }
-
-    /// The models of the rows that match a condition built with the core's expressions
-    /// (``column(_:)`` gives typed operands):
-    /// `try Invoice.instances(where: Invoice.column(\.total).greaterThanOrEquals(Decimal(10)), orderedBy: [.descending(\Invoice.total)])`.
-    public static func instances(where condition: SQLExpression, orderedBy ordering: [ModelOrdering] = [],
-                                 in db: Database? = nil) throws -> [Self] {
-        try fetchAll(select(where: condition, ordering), in: db)
-    }
 }
 
 extension ModelOrdering {

@@ -493,3 +493,27 @@ public struct SQLFragment: Sendable, Hashable {
         self.bindings = bindings
     }
 }
+
+extension SQLDialect {
+    /// How JSON documents are read: SQLite's JSON functions or PostgreSQL's `jsonb` operators.
+    public var jsonStyle: SQLJSONStyle { name == "postgres" ? .postgresJSONB : .sqliteFunctions }
+    /// How full-text search is spelled: FTS5 tables (SQLite) or `tsvector` / `tsquery`
+    /// (PostgreSQL).
+    public var fullTextStyle: SQLFullTextStyle { name == "postgres" ? .tsvector : .fts5 }
+}
+
+/// How a dialect reads JSON documents.
+public enum SQLJSONStyle: Sendable, Hashable {
+    /// `json_extract`, `json_type`, `->` and the driver's `unity_json_contains` (SQLite).
+    case sqliteFunctions
+    /// `->`, `->>`, `@>` and `jsonb_typeof` (PostgreSQL).
+    case postgresJSONB
+}
+
+/// How a dialect searches text.
+public enum SQLFullTextStyle: Sendable, Hashable {
+    /// An FTS5 table beside the searched one (SQLite).
+    case fts5
+    /// `to_tsvector(…) @@ tsquery` with a GIN expression index (PostgreSQL).
+    case tsvector
+}

@@ -79,6 +79,13 @@ public indirect enum SQLExpression: Sendable, Hashable {
     /// use it, so a schema whose text columns carry a locale's collation still answers as
     /// Swift does.
     case codePointOrdered(SQLExpression)
+    /// A value inside a JSON document, containment or a member's presence: SQLite's JSON
+    /// functions, PostgreSQL's `jsonb` operators. Build it with ``jsonValue(at:as:)``,
+    /// ``jsonContains(_:at:)`` and ``jsonHasKey(_:at:)``.
+    case json(SQLJSONOperation)
+    /// A full-text search of a row: whether it matches, how well, or an excerpt (FTS5 on
+    /// SQLite, `tsvector` / `tsquery` on PostgreSQL). Build it with a ``FullTextIndex``.
+    case fullText(SQLFullTextSearch)
 }
 
 /// One `WHEN condition THEN result` branch of a CASE expression.

@@ -138,6 +138,8 @@ struct SQLRenderer {
             try requireServerCursors()
             write("CLOSE ")
             try identifier(name)
+        case .fullTextIndex(let s):
+            try fullTextIndex(s)
         }
     }
 
@@ -538,14 +540,34 @@ struct SQLRenderer {
     private mutating func createIndex(_ s: SQLCreateIndex) throws {
         inlineValues = true
         defer { inlineValues = false }
-        if s.columns.isEmpty { throw DatabaseError.misuse("CREATE INDEX \(dialect.quoteIdentifier(s.name)) has no columns") }
+        if s.columns.isEmpty, s.expressions.isEmpty {
+            throw DatabaseError.misuse("CREATE INDEX \(dialect.quoteIdentifier(s.name)) has no columns")
+        }
         write(s.unique ? "CREATE UNIQUE INDEX " : "CREATE INDEX ")
         if s.ifNotExists { write("IF NOT EXISTS ") }
         try identifier(s.name)
         write(" ON ")
         try identifier(s.table)
-        write(" ")
-        try identifierList(s.columns)
+        if let method = s.method {
+            guard dialect.fullTextStyle == .tsvector else {
+                throw DatabaseError.misuse("CREATE INDEX \(dialect.quoteIdentifier(s.name)) asks for USING \(method.rawValue), which \(dialect.name) does not have")
+            }
+            write(" USING ")
+            writeText(method.rawValue)
+        }
+        write(" (")
+        for (i, name) in s.columns.enumerated() {
+            if i > 0 { write(", ") }
+            try identifier(name)
+        }
+        for (i, e) in s.expressions.enumerated() {
+            if i > 0 || !s.columns.isEmpty { write(", ") }
+            // Parenthesized: PostgreSQL takes a bare expression only when it is a function call.
+            write("(")
+            try expression(e)
+            write(")")
+        }
+        write(")")
         if let w = s.whereCondition {
             write(" WHERE ")
             try expression(w)
@@ -592,7 +614,8 @@ struct SQLRenderer {
         case .decimal(let x), .codePointOrdered(let x):
             // `x COLLATE c` binds tighter than every operator, so an atomic x stays atomic.
             return isAtomic(x)
-        case .unary, .binary, .and, .or, .isNull, .isDistinctFrom, .between, .like, .inList, .inSubquery, .exists, .fragment:
+        case .unary, .binary, .and, .or, .isNull, .isDistinctFrom, .between, .like, .inList, .inSubquery, .exists, .fragment,
+             .json, .fullText:
             return false
         }
     }
@@ -776,6 +799,10 @@ struct SQLRenderer {
             try operand(x)
             write(" COLLATE ")
             try identifier(dialect.codePointCollation)
+        case .json(let operation):
+            try json(operation)
+        case .fullText(let search):
+            try fullText(search)
         }
     }
 
@@ -886,5 +913,386 @@ struct SQLRenderer {
             try bind(value)
             sql.append(piece)
         }
+    }
+}
+
+// MARK: - JSON documents and full-text search
+
+extension SQLRenderer {
+    /// A JSON path as SQLite spells it, validated and written as a string literal (so that an
+    /// expression index on it matches the queries on it).
+    private mutating func sqlitePath(_ path: SQLJSONPath) throws {
+        if mode == .text { try path.validate() }
+        writeText(quoteString(path.description))
+    }
+
+    /// `document -> 'a' -> 0 …` (PostgreSQL): each key a validated string literal, each index
+    /// an integer literal; `->>` for the last step when `lastAsText`.
+    private mutating func postgresChain(_ document: SQLExpression, _ path: SQLJSONPath, lastAsText: Bool) throws {
+        if mode == .text { try path.validate() }
+        try operand(document)
+        if path.elements.isEmpty, lastAsText { return write(" #>> '{}'") }
+        for (i, element) in path.elements.enumerated() {
+            write(lastAsText && i == path.elements.count - 1 ? " ->> " : " -> ")
+            switch element {
+            case .key(let k): writeText(quoteString(k))
+            case .index(let n): writeText(String(n))
+            }
+        }
+    }
+
+    /// `json_type(document, 'path')`.
+    private mutating func sqliteJSONFunction(_ name: StaticString, _ document: SQLExpression, _ path: SQLJSONPath) throws {
+        write(name)
+        write("(")
+        try expression(document)
+        write(", ")
+        try sqlitePath(path)
+        write(")")
+    }
+
+    mutating func json(_ operation: SQLJSONOperation) throws {
+        switch dialect.jsonStyle {
+        case .sqliteFunctions:
+            switch operation {
+            case .extract(let d, let p, let type):
+                switch type {
+                case .text, .string:
+                    write("CASE ")
+                    try sqliteJSONFunction("json_type", d, p)
+                    write(" WHEN 'text' THEN ")
+                    try sqliteJSONFunction("json_extract", d, p)
+                    if type == .text {
+                        // `->` spells true, false and numbers as JSON does ("1.50" stays so).
+                        write(" WHEN 'null' THEN NULL ELSE ")
+                        try operand(d)
+                        write(" -> ")
+                        try sqlitePath(p)
+                    }
+                    write(" END")
+                case .integer, .double, .decimal:
+                    write("CASE WHEN ")
+                    try sqliteJSONFunction("json_type", d, p)
+                    write(" IN ('integer', 'real') THEN ")
+                    if type == .decimal {
+                        // The number's own digits, compared by the decimal collation.
+                        try operand(d)
+                        write(" -> ")
+                        try sqlitePath(p)
+                    } else {
+                        try sqliteJSONFunction("json_extract", d, p)
+                    }
+                    write(" END")
+                case .bool:
+                    write("CASE ")
+                    try sqliteJSONFunction("json_type", d, p)
+                    write(" WHEN 'true' THEN ")
+                    writeText(dialect.booleanLiterals.true)
+                    write(" WHEN 'false' THEN ")
+                    writeText(dialect.booleanLiterals.false)
+                    write(" END")
+                }
+            case .contains(let d, let p, let value):
+                write("unity_json_contains(")
+                if p.elements.isEmpty {
+                    try expression(d)
+                } else {
+                    try operand(d)
+                    write(" -> ")
+                    try sqlitePath(p)
+                }
+                write(", ")
+                try expression(value)
+                write(")")
+            case .exists(let d, let p):
+                try sqliteJSONFunction("json_type", d, p)
+                write(" IS NOT NULL")
+            }
+        case .postgresJSONB:
+            switch operation {
+            case .extract(let d, let p, let type):
+                let (typeName, castTo): (StaticString, StaticString?) = switch type {
+                case .text: ("", nil)
+                case .string: ("string", nil)
+                case .integer, .decimal: ("number", "NUMERIC")
+                case .double: ("number", "DOUBLE PRECISION")
+                case .bool: ("boolean", "BOOLEAN")
+                }
+                if type == .text { return try postgresChain(d, p, lastAsText: true) }
+                write("CASE jsonb_typeof(")
+                try postgresChain(d, p, lastAsText: false)
+                write(") WHEN '")
+                write(typeName)
+                write("' THEN ")
+                if let castTo {
+                    write("CAST(")
+                    try postgresChain(d, p, lastAsText: false)
+                    write(" AS ")
+                    write(castTo)
+                    write(")")
+                } else {
+                    write("(")
+                    try postgresChain(d, p, lastAsText: false)
+                    write(") #>> '{}'")
+                }
+                write(" END")
+            case .contains(let d, let p, let value):
+                try postgresChain(d, p, lastAsText: false)
+                write(" @> ")
+                try operand(value)
+            case .exists(let d, let p):
+                // Not `?`: it also finds a string element of an array (`'["k"]' ? 'k'`),
+                // which a path on SQLite does not.
+                write("(")
+                try postgresChain(d, p, lastAsText: false)
+                write(") IS NOT NULL")
+            }
+        }
+    }
+
+    // MARK: Full-text search
+
+    /// `coalesce("t"."a", '') || ' ' || coalesce("t"."b", '')`: the searched text (PostgreSQL).
+    private mutating func fullTextDocumentText(_ index: FullTextIndex, qualifier: String?) throws {
+        for (i, column) in index.columns.enumerated() {
+            if i > 0 { write(" || ' ' || ") }
+            write("coalesce(")
+            if let qualifier {
+                try identifier(qualifier)
+                write(".")
+            }
+            try identifier(column)
+            write(", '')")
+        }
+    }
+
+    /// `to_tsvector('simple', text)`, the very expression the GIN index holds.
+    private mutating func fullTextVector(_ index: FullTextIndex, qualifier: String?) throws {
+        write("to_tsvector(")
+        writeText(quoteString(index.language.postgresConfiguration))
+        write(", ")
+        try fullTextDocumentText(index, qualifier: qualifier)
+        write(")")
+    }
+
+    /// The query as a `tsquery`: each term through PostgreSQL's own parser
+    /// (`phraseto_tsquery`, which reads plain text, never syntax), prefix terms through
+    /// `to_tsquery` with words Unity split (letters and digits only), joined by `&&`.
+    private mutating func fullTextTSQuery(_ search: SQLFullTextSearch) throws {
+        let configuration = quoteString(search.index.language.postgresConfiguration)
+        write("(")
+        for (i, term) in search.query.terms.enumerated() {
+            if i > 0 { write(" && ") }
+            if term.isPrefix {
+                write("to_tsquery(")
+                writeText(configuration)
+                write(", ")
+                try bind(.text(FullTextQuery.tsqueryPrefix(term)))
+            } else {
+                write("phraseto_tsquery(")
+                writeText(configuration)
+                write(", ")
+                try bind(.text(term.text))
+            }
+            write(")")
+        }
+        write(")")
+    }
+
+    mutating func fullText(_ search: SQLFullTextSearch) throws {
+        let index = search.index
+        if mode == .text { try index.validate() }
+        let qualifier = search.alias ?? index.table
+        guard !search.query.terms.isEmpty else {
+            // A query without a word matches nothing, on both backends alike.
+            switch search.output {
+            case .matches: return write("1 = 0")
+            case .relevance, .snippet: return write("NULL")
+            }
+        }
+        // In both modes: the markers and the length are bound, so they are not in the shape and
+        // a cached shape does not vouch for them.
+        if case .snippet(let start, let end, let ellipsis, let words) = search.output {
+            guard (1...64).contains(words) else {
+                throw DatabaseError.misuse("a full-text snippet of \(words) words: ask for 1 to 64 (FTS5's limit)")
+            }
+            for marker in [start, end, ellipsis] where marker.contains("\"") || marker.contains(",") {
+                throw DatabaseError.misuse("the snippet marker \(marker.debugDescription) holds \" or ,, which ts_headline's options cannot carry; choose another")
+            }
+        }
+        switch dialect.fullTextStyle {
+        case .fts5:
+            switch search.output {
+            case .matches:
+                try identifier(qualifier)
+                write(".")
+                try identifier(index.key)
+                write(" IN (SELECT rowid FROM ")
+                try identifier(index.name)
+                write(" WHERE ")
+                try identifier(index.name)
+                write(" MATCH ")
+                try bind(.text(search.query.fts5Query))
+                write(")")
+            case .relevance, .snippet:
+                write("(SELECT ")
+                if case .snippet(let start, let end, let ellipsis, let words) = search.output {
+                    write("snippet(")
+                    try identifier(index.name)
+                    write(", -1, ")
+                    try bind(.text(start))
+                    write(", ")
+                    try bind(.text(end))
+                    write(", ")
+                    try bind(.text(ellipsis))
+                    write(", ")
+                    try bind(.integer(Int64(words)))
+                    write(")")
+                } else {
+                    write("-bm25(")
+                    try identifier(index.name)
+                    write(")")
+                }
+                write(" FROM ")
+                try identifier(index.name)
+                write(" WHERE ")
+                try identifier(index.name)
+                write(" MATCH ")
+                try bind(.text(search.query.fts5Query))
+                write(" AND rowid = ")
+                try identifier(qualifier)
+                write(".")
+                try identifier(index.key)
+                write(")")
+            }
+        case .tsvector:
+            switch search.output {
+            case .matches:
+                try fullTextVector(index, qualifier: qualifier)
+                write(" @@ ")
+                try fullTextTSQuery(search)
+            case .relevance:
+                write("ts_rank(")
+                try fullTextVector(index, qualifier: qualifier)
+                write(", ")
+                try fullTextTSQuery(search)
+                write(")")
+            case .snippet(let start, let end, let ellipsis, let words):
+                write("ts_headline(")
+                writeText(quoteString(index.language.postgresConfiguration))
+                write(", ")
+                try fullTextDocumentText(index, qualifier: qualifier)
+                write(", ")
+                try fullTextTSQuery(search)
+                write(", ")
+                let minWords = max(1, words / 2)
+                try bind(.text("StartSel=\"\(start)\", StopSel=\"\(end)\", FragmentDelimiter=\"\(ellipsis)\", "
+                    + "MaxWords=\(max(words, minWords + 1)), MinWords=\(minWords), MaxFragments=1"))
+                write(")")
+            }
+        }
+    }
+
+    mutating func fullTextIndex(_ s: SQLFullTextIndexStatement) throws {
+        let index = s.index
+        if mode == .text { try index.validate() }
+        switch dialect.fullTextStyle {
+        case .tsvector:
+            guard case .create = s.part else {
+                throw DatabaseError.misuse("PostgreSQL's full-text index is one GIN index; use FullTextIndex.createStatements(for:), which has no triggers there")
+            }
+            inlineValues = true
+            defer { inlineValues = false }
+            write("CREATE INDEX IF NOT EXISTS ")
+            try identifier(index.name)
+            write(" ON ")
+            try identifier(index.table)
+            write(" USING GIN ((")
+            try fullTextVector(index, qualifier: nil)
+            write("))")
+        case .fts5:
+            switch s.part {
+            case .create:
+                write("CREATE VIRTUAL TABLE IF NOT EXISTS ")
+                try identifier(index.name)
+                write(" USING fts5(")
+                for column in index.columns {
+                    try identifier(column)
+                    write(", ")
+                }
+                write("content=")
+                writeText(quoteString(index.table))
+                write(", content_rowid=")
+                writeText(quoteString(index.key))
+                write(", tokenize=")
+                writeText(quoteString(index.language.sqliteTokenizer))
+                write(")")
+            case .trigger(let trigger):
+                write("CREATE TRIGGER IF NOT EXISTS ")
+                try identifier(index.name + "_" + trigger.rawValue)
+                switch trigger {
+                case .insert: write(" AFTER INSERT ON ")
+                case .delete: write(" AFTER DELETE ON ")
+                case .update:
+                    write(" AFTER UPDATE OF ")
+                    try identifier(index.key)
+                    for column in index.columns {
+                        write(", ")
+                        try identifier(column)
+                    }
+                    write(" ON ")
+                }
+                try identifier(index.table)
+                write(" BEGIN ")
+                if trigger != .insert {
+                    try fullTextTriggerInsert(index, row: "old", delete: true)
+                    write("; ")
+                }
+                if trigger != .delete {
+                    try fullTextTriggerInsert(index, row: "new", delete: false)
+                    write("; ")
+                }
+                write("END")
+            case .rebuild:
+                write("INSERT INTO ")
+                try identifier(index.name)
+                write(" (")
+                try identifier(index.name)
+                write(") VALUES ('rebuild')")
+            case .dropTrigger(let trigger):
+                write("DROP TRIGGER IF EXISTS ")
+                try identifier(index.name + "_" + trigger.rawValue)
+            case .dropTable:
+                write("DROP TABLE IF EXISTS ")
+                try identifier(index.name)
+            }
+        }
+    }
+
+    /// `INSERT INTO fts (rowid, cols) VALUES (new.key, new.cols)`, or with `'delete'` first.
+    private mutating func fullTextTriggerInsert(_ index: FullTextIndex, row: StaticString, delete: Bool) throws {
+        write("INSERT INTO ")
+        try identifier(index.name)
+        write(" (")
+        if delete {
+            try identifier(index.name)
+            write(", ")
+        }
+        write("rowid")
+        for column in index.columns {
+            write(", ")
+            try identifier(column)
+        }
+        write(delete ? ") VALUES ('delete', " : ") VALUES (")
+        write(row)
+        write(".")
+        try identifier(index.key)
+        for column in index.columns {
+            write(", ")
+            write(row)
+            write(".")
+            try identifier(column)
+        }
+        write(")")
     }
 }

@@ -130,7 +130,8 @@ public struct SQLDropTable: Sendable, Hashable {
     }
 }
 
-/// CREATE [UNIQUE] INDEX [IF NOT EXISTS] name ON table (columns) [WHERE …].
+/// CREATE [UNIQUE] INDEX [IF NOT EXISTS] name ON table [USING method] (columns or
+/// expressions) [WHERE …].
 public struct SQLCreateIndex: Sendable, Hashable {
     /// The index's name.
     public var name: String
@@ -144,6 +145,11 @@ public struct SQLCreateIndex: Sendable, Hashable {
     public var ifNotExists: Bool
     /// A partial index condition (no bind values: DDL cannot bind; use literals).
     public var whereCondition: SQLExpression?
+    /// Indexed expressions, after the columns (an expression index): a query uses the index
+    /// when it filters on the very same expression. Values in them are spelled inline.
+    public var expressions: [SQLExpression] = []
+    /// The index method, PostgreSQL only (`USING GIN`); nil is the backend's default.
+    public var method: SQLIndexMethod?
     /// Creates a CREATE INDEX.
     public init(_ name: String, on table: String, columns: [String], unique: Bool = false, ifNotExists: Bool = false,
                 where condition: SQLExpression? = nil) {
@@ -154,6 +160,12 @@ public struct SQLCreateIndex: Sendable, Hashable {
         self.ifNotExists = ifNotExists
         self.whereCondition = condition
     }
+}
+
+/// An index method other than the default B-tree (PostgreSQL).
+public enum SQLIndexMethod: String, Sendable, Hashable {
+    /// A generalized inverted index: `tsvector` searches, `jsonb` containment.
+    case gin = "GIN"
 }
 
 /// DROP INDEX [IF EXISTS] name.

@@ -45,4 +45,7 @@ public enum SQLStatement: Sendable, Hashable {
     case fetchCursor(String, count: Int)
     /// `CLOSE name`.
     case closeCursor(String)
+    /// One of the statements that create or drop a ``FullTextIndex`` (see
+    /// ``FullTextIndex/createStatements(for:)``).
+    indirect case fullTextIndex(SQLFullTextIndexStatement)
 }
