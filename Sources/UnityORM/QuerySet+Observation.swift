@@ -38,8 +38,9 @@ extension QuerySet {
 ///
 /// The core observes the rows (an unchanged result is not delivered again); the objects are
 /// built from them by the iterator's `next()`, on the consuming task, so they belong to it.
-/// Cancelling the consuming task ends the sequence.
-public struct ORMObservation<T: AmigoModel>: AsyncSequence {
+/// Cancelling the consuming task ends the sequence. The sequence is `Sendable` (hand it to the
+/// task that consumes it); its iterator and the objects it builds belong to that task.
+public struct ORMObservation<T: AmigoModel>: AsyncSequence, Sendable {
     /// One result: the objects, in the query's order.
     public typealias Element = [T]
     /// ``ORMError`` for a value a property cannot hold, `ObservationError` when the observation

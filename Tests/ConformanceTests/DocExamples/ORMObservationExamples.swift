@@ -7,7 +7,7 @@ import UnityORMFields
 
 enum AmigoObservationDocs {
     static func migrate(_ amigo: Amigo) throws {
-        var migrator = Migrator(migrations: [amigo.createAllMigration, Migration.observeChanges(of: amigo.models.map(\.tableName))])
+        let migrator = Migrator(migrations: [amigo.createAllMigration, Migration.observeChanges(of: amigo.models.map(\.tableName))])
         try migrator.migrate(amigo.database)
     }
 

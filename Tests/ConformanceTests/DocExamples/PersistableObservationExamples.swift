@@ -43,7 +43,7 @@ enum TailorObservationDocs {
     ]
 
     static func migrate(_ database: Database) throws {
-        var migrator = Migrator(migrations: [
+        let migrator = Migrator(migrations: [
             Migration("create stores and hats", statements: createStoresAndHats),
             Migration.observeChanges(of: ["stores", "hats"]),
         ])

@@ -17,7 +17,7 @@ enum SQLFirstObservationDocs {
     }
 
     static func migrate(_ database: Database) throws {
-        var migrator = Migrator(migrations: [
+        let migrator = Migrator(migrations: [
             Migration("things and tags", statements: [
                 .createTable(SQLCreateTable("Thing", columns: [
                     SQLColumnDefinition("tid", .text, primaryKey: .plain), SQLColumnDefinition("name", .text)])),

@@ -8,13 +8,21 @@ import Unity
 ///
 /// The body iterates the sequence and hands each result to `deliver`, mapped to plain values
 /// (so that sequences of non-`Sendable` objects, such as the ORM's, can be probed too).
-final class FlavorObservationProbe<Element: Sendable>: @unchecked Sendable {
-    // @unchecked: `delivered`, `taken` and `ending` are guarded by `lock`.
-    private let lock = NSLock()
-    private var delivered: [Element] = []
-    private var taken = 0
-    private var ending: Ending?
-    private var task: Task<Void, Never>?
+final class FlavorObservationProbe<Element: Sendable>: Sendable {
+    /// What the iterating task delivered, and how it ended.
+    private final class Storage: @unchecked Sendable {
+        // @unchecked: every property is guarded by `lock`.
+        let lock = NSLock()
+        var delivered: [Element] = []
+        var taken = 0
+        var ending: Ending?
+
+        func append(_ value: Element) { lock.withLock { delivered.append(value) } }
+        func end(_ how: Ending) { lock.withLock { ending = how } }
+    }
+
+    private let storage = Storage()
+    private let task: Task<Void, Never>
 
     /// How the iteration ended.
     enum Ending: Sendable {
@@ -30,84 +38,49 @@ final class FlavorObservationProbe<Element: Sendable>: @unchecked Sendable {
     }
 
     init(_ body: @escaping @Sendable (_ deliver: @escaping @Sendable (Element) -> Void) async throws -> Void) {
-        task = Task { [weak self] in
+        let storage = self.storage
+        task = Task {
             do {
-                try await body { value in self?.append(value) }
-                self?.end(.finished)
+                try await body { value in storage.append(value) }
+                storage.end(.finished)
             } catch {
-                self?.end(.failed(String(describing: error)))
+                storage.end(.failed(String(describing: error)))
             }
         }
     }
 
-    private func append(_ value: Element) {
-        lock.lock()
-        delivered.append(value)
-        lock.unlock()
-    }
-
-    private func end(_ how: Ending) {
-        lock.lock()
-        ending = how
-        lock.unlock()
-    }
-
     /// Everything delivered so far.
-    var all: [Element] {
-        lock.lock()
-        defer { lock.unlock() }
-        return delivered
-    }
+    var all: [Element] { storage.lock.withLock { storage.delivered } }
 
     /// The next result not taken yet, waiting for it at most `timeout`.
     func next(timeout: Duration = .seconds(15)) async throws -> Element {
         let deadline = ContinuousClock.now + timeout
         while true {
-            lock.lock()
-            if taken < delivered.count {
-                let value = delivered[taken]
-                taken += 1
-                lock.unlock()
-                return value
+            let (value, ended): (Element?, Ending?) = storage.lock.withLock {
+                if storage.taken < storage.delivered.count {
+                    storage.taken += 1
+                    return (storage.delivered[storage.taken - 1], nil)
+                }
+                return (nil, storage.ending)
             }
-            let ended = ending
-            lock.unlock()
+            if let value { return value }
             if let ended { throw Timeout(what: "a result (the sequence ended: \(ended))") }
             if ContinuousClock.now >= deadline { throw Timeout(what: "a result") }
             try await Task.sleep(for: .milliseconds(5))
         }
     }
 
-    /// The results delivered until `predicate` holds for one, that one included, waiting at
-    /// most `timeout` in all (results are coalesced: intermediate ones may be skipped).
-    func next(until predicate: (Element) -> Bool, timeout: Duration = .seconds(15)) async throws -> [Element] {
-        let deadline = ContinuousClock.now + timeout
-        var seen: [Element] = []
-        while true {
-            let left = deadline - ContinuousClock.now
-            guard left > .zero else { throw Timeout(what: "a result that matches") }
-            let value = try await next(timeout: left)
-            seen.append(value)
-            if predicate(value) { return seen }
-        }
-    }
-
     /// True when no result beyond those taken arrives within `window` (a short, bounded wait).
     func staysQuiet(for window: Duration = .milliseconds(400)) async throws -> Bool {
         try await Task.sleep(for: window)
-        lock.lock()
-        defer { lock.unlock() }
-        return taken == delivered.count
+        return storage.lock.withLock { storage.taken == storage.delivered.count }
     }
 
     /// How the iteration ended, waiting at most `timeout`; nil when it has not.
     func ended(timeout: Duration = .seconds(10)) async throws -> Ending? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            lock.lock()
-            let ended = ending
-            lock.unlock()
-            if let ended { return ended }
+            if let ended = storage.lock.withLock({ storage.ending }) { return ended }
             try await Task.sleep(for: .milliseconds(5))
         }
         return nil
@@ -116,11 +89,11 @@ final class FlavorObservationProbe<Element: Sendable>: @unchecked Sendable {
     /// Cancels the iterating task; returns how the sequence ended (nil when it did not end
     /// within `timeout`).
     func cancel(timeout: Duration = .seconds(10)) async throws -> Ending? {
-        task?.cancel()
+        task.cancel()
         return try await ended(timeout: timeout)
     }
 
-    deinit { task?.cancel() }
+    deinit { task.cancel() }
 }
 
 extension FlavorObservationProbe.Ending {
