@@ -16,8 +16,7 @@ enum AmigoObservationDocs {
         var seen: [[String]] = []
         let people = try amigo.query(Person.self).filter("dog.label = ?", "Lucy").selectRelated("dog").orderBy("label").observe()
         for try await lucysPeople in people {
-            print(lucysPeople.map(\.label))       // ["Foo"] now; ["Bar", "Foo"] once Bar's dog is named Lucy
-            seen.append(lucysPeople.map { $0.label + "/" + ($0.dog?.label ?? "-") })
+            seen.append(lucysPeople.map { $0.label + "/" + ($0.dog?.label ?? "-") })   // ["Foo/Lucy"], then ["Bar/Lucy", "Foo/Lucy"]
             if lucysPeople.count == 2 { break }
         }
         return seen

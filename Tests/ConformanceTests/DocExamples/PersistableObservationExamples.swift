@@ -55,8 +55,7 @@ enum TailorObservationDocs {
         var seen: [[Int]] = []
         let redHats = try Query<Hat>().filter(["color": "red"]).order("brim_size", .orderedAscending).observe(database)
         for try await hats in redHats {
-            print(hats.map(\.brimSize))          // [8, 11] now; [8, 11, 14] once a red hat of 14 is committed
-            seen.append(hats.map(\.brimSize))
+            seen.append(hats.map(\.brimSize))    // [8, 11] now; [8, 11, 14] once a red hat of 14 is committed
             if hats.count == 3 { break }
         }
         return seen

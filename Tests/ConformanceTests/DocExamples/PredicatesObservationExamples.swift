@@ -25,8 +25,7 @@ enum SwormObservationDocs {
         var seen: [[String]] = []
         let authors = try container.observe(Author.all.where(\Author.name != "Anon").sort(\.name))
         for try await list in authors {
-            print(list.map(\.name))               // ["Ann", "Bob"] now; ["Ann", "Bob", "Cid"] once Cid is committed
-            seen.append(list.map(\.name))
+            seen.append(list.map(\.name))         // ["Ann", "Bob"] now; ["Ann", "Bob", "Cid"] once Cid is committed
             if list.count == 3 { break }
         }
         return seen

@@ -34,8 +34,7 @@ enum SQLFirstObservationDocs {
         var seen: [[String]] = []
         let named = try Thing.observe(where: "name IS NOT NULL", orderedBy: [.ascending("tid")])
         for try await things in named {
-            print(things.map(\.tid))                 // ["tid1"] now; ["tid1", "tid2"] once tid2 has a name
-            seen.append(things.map(\.tid))
+            seen.append(things.map(\.tid))           // ["tid1"] now; ["tid1", "tid2"] once tid2 has a name
             if things.count == 2 { break }
         }
         return seen

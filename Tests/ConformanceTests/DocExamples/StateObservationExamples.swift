@@ -7,7 +7,7 @@ import UnityState
 
 enum StateFollowingDocs {
     /// The first result reported after a chore was committed through another `Database`.
-    static func following(_ database: Unity.Database, commitElsewhere: () throws -> Void) async throws -> [InstanceKey]? {
+    static func following(_ database: Unity.Database, commitElsewhere: () throws -> Void) async throws -> [InstanceKey] {
         try Chore.create(in: try SQLDatabase(database), id: 1, title: "Dishes")
         let store = try SQLDatabase(database, changeTriggers: true)     // PostgreSQL: the triggers, installed once
         let shared = ObservableDatabase(wrapping: store)
@@ -15,10 +15,9 @@ enum StateFollowingDocs {
         let changes = pending.updates()
 
         try commitElsewhere()
-        var reported: [InstanceKey]?
+        var reported: [InstanceKey] = []
         for await ids in changes {
-            print(ids)                           // [1, 2]: the chore committed elsewhere is in the result
-            reported = ids
+            reported = ids                       // [1, 2]: the chore committed elsewhere is in the result
             break
         }
         #expect(pending.observationError == nil)

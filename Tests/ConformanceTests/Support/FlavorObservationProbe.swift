@@ -2,6 +2,10 @@ import Foundation
 import Testing
 import Unity
 
+/// The waits are long (a minute) because they are bounds, not expectations: while the whole
+/// suite runs, blocking tests can hold Swift's few cooperative threads for many seconds, and
+/// an observation's task then waits for one. A result normally arrives within milliseconds.
+///
 /// Iterates one observation in a task of its own and keeps what it delivers, so that a test
 /// can wait for the next result with a deadline, check that nothing arrives within a bounded
 /// time, and cancel the iteration and wait for the sequence to end. Every wait has a timeout.
@@ -53,7 +57,7 @@ final class FlavorObservationProbe<Element: Sendable>: Sendable {
     var all: [Element] { storage.lock.withLock { storage.delivered } }
 
     /// The next result not taken yet, waiting for it at most `timeout`.
-    func next(timeout: Duration = .seconds(15)) async throws -> Element {
+    func next(timeout: Duration = .seconds(60)) async throws -> Element {
         let deadline = ContinuousClock.now + timeout
         while true {
             let (value, ended): (Element?, Ending?) = storage.lock.withLock {
@@ -77,7 +81,7 @@ final class FlavorObservationProbe<Element: Sendable>: Sendable {
     }
 
     /// How the iteration ended, waiting at most `timeout`; nil when it has not.
-    func ended(timeout: Duration = .seconds(10)) async throws -> Ending? {
+    func ended(timeout: Duration = .seconds(30)) async throws -> Ending? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if let ended = storage.lock.withLock({ storage.ending }) { return ended }
@@ -88,7 +92,7 @@ final class FlavorObservationProbe<Element: Sendable>: Sendable {
 
     /// Cancels the iterating task; returns how the sequence ended (nil when it did not end
     /// within `timeout`).
-    func cancel(timeout: Duration = .seconds(10)) async throws -> Ending? {
+    func cancel(timeout: Duration = .seconds(30)) async throws -> Ending? {
         task.cancel()
         return try await ended(timeout: timeout)
     }
@@ -122,7 +126,7 @@ func installObservedTables(_ db: Database, _ tables: [SQLCreateTable], existing:
 }
 
 /// Runs `body`, cancelling it and throwing when it has not returned within `timeout`.
-func withDeadline<T: Sendable>(_ timeout: Duration = .seconds(15), _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+func withDeadline<T: Sendable>(_ timeout: Duration = .seconds(60), _ body: @escaping @Sendable () async throws -> T) async throws -> T {
     try await withThrowingTaskGroup(of: T.self) { group in
         group.addTask { try await body() }
         group.addTask {
