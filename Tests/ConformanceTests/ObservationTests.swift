@@ -285,19 +285,38 @@ struct ObservationTests {
     // MARK: SQLite specifics
 
     @Test func anSQLiteDeleteOfEveryRowIsSeen() async throws {
-        // `DELETE FROM t` without WHERE may skip the rows (the truncate optimization), which
-        // the update hook would then not see.
-        try await withTestDatabase(.sqlite) { db in
-            try ObservedCounter.create(db)
-            let observed = ObservedValues(db.observe(.select(SQLSelect(from: "counter").columns(.expression(.countAll)))) { rows -> Int in
-                guard case .integer(let n)? = rows.first?[0] else { return -1 }
-                return Int(n)
-            })
-            try await observed.wait("the first result") { $0 == [1] }
-            try ObservedCounter.execute(db, "DELETE FROM counter")
-            try await observed.wait("the delete") { $0 == [1, 0] }
-            try await observed.cancel()
-        }
+        // `DELETE FROM t` without WHERE may empty the table without visiting its rows (the
+        // truncate optimization), which the update hook would then not see. In memory, the
+        // hooks are the only way commits are seen (no other connection can reach it).
+        let db = try Database(driver: SQLiteDriver.inMemory())
+        defer { db.close() }
+        try ObservedCounter.create(db)
+        try ObservedCounter.execute(db, "INSERT INTO unread (id, value) VALUES (1, 1), (2, 2)")
+        let observed = ObservedValues(db.observe(.select(SQLSelect(from: "unread").columns(.expression(.countAll)))) { rows -> Int in
+            guard case .integer(let n)? = rows.first?[0] else { return -1 }
+            return Int(n)
+        })
+        try await observed.wait("the first result") { $0 == [2] }
+        try ObservedCounter.execute(db, "DELETE FROM unread")
+        try await observed.wait("the delete") { $0 == [2, 0] }
+        try await observed.cancel()
+    }
+
+    @Test func anInMemorySQLiteDatabaseIsObservedThroughItsHooks() async throws {
+        let db = try Database(driver: SQLiteDriver.inMemory())
+        defer { db.close() }
+        try ObservedCounter.create(db)
+        let observed = ObservedValues(ObservedCounter.observe(db, removeDuplicates: false))
+        try await observed.wait("the first result") { $0 == [0] }
+        try ObservedCounter.rollBack(db, "UPDATE counter SET value = -1")
+        try ObservedCounter.execute(db, "INSERT INTO unread (id, value) VALUES (1, 1)")
+        try ObservedCounter.set(db, 3)
+        try await observed.wait("the commit") { $0.last == 3 }
+        try await Task.sleep(nanoseconds: 100_000_000)
+        // Exactly one fetch: the hooks alone, no 10 ms check.
+        #expect(observed.values.current == [0, 3])
+        try await observed.cancel()
+        #expect(!db.isWatchingChanges)
     }
 
     @Test func anSQLiteCommitByAnotherConnectionIsSeenThroughTheCounters() async throws {
