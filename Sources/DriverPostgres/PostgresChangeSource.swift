@@ -49,7 +49,7 @@ final class PostgresChangeSource: DatabaseChangeSource, @unchecked Sendable {
         var keys: [String: String] = [:]
         for table in tables.sorted() {
             let row = try connection.fetchOne(sql: """
-                SELECT n.nspname, c.relname, EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = ?)
+                SELECT n.nspname::text, c.relname::text, EXISTS (SELECT 1 FROM pg_trigger t WHERE t.tgrelid = c.oid AND t.tgname = ?)
                 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                 WHERE c.oid = to_regclass(quote_ident(?))
                 """, [.text(Migration.changeTriggerName), .text(table)])
