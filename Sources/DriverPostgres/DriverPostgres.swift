@@ -132,7 +132,7 @@ public struct PostgresDriver: DatabaseDriver {
     /// True: independent queries share one pipeline (one round trip).
     public var pipelinesIndependentQueries: Bool { true }
 
-    /// A listener of `NOTIFY`s on a connection of its own (see ``DatabaseConfiguration/notificationURL``).
+    /// A listener of `NOTIFY`s on a connection of its own (see `DatabaseConfiguration.notificationURL`).
     /// Throws `ObservationError.notificationURLRequired` in pooler mode without a notification URL.
     public func makeChangeSource(configuration: DatabaseConfiguration, sink: DatabaseChangeSink) throws -> (any DatabaseChangeSource)? {
         let pooled = poolerMode == .transaction || configuration.poolerMode == .transaction

@@ -28,12 +28,12 @@ func followOpenTitles(_ db: Database, _ log: ObservationExampleLog) async throws
 
 // Decoded results.
 func followTodos(_ db: Database, _ log: ObservationExampleLog) async throws {
+    func showTodos<T>(_ todos: [T]) { log.todoCounts.withLock { $0.append(todos.count) } }
     struct Todo: Decodable, Sendable {
         var id: Int
         var title: String
         var done: Bool
     }
-    func showTodos(_ todos: [Todo]) { log.todoCounts.withLock { $0.append(todos.count) } }
     for try await todos in db.observe(.select(SQLSelect(from: "todos")), as: Todo.self) {
         showTodos(todos)
     }
