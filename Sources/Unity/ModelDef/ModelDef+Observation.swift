@@ -40,6 +40,8 @@ extension ModelDef {
     ///
     /// - Parameters:
     ///   - clause: the WHERE clause; every `?` is bound to the next argument.
+    ///   - arguments: the values of the placeholders, in order, each a bind parameter.
+    ///   - ordering: the ORDER BY terms (unspecified order when empty).
     ///   - tables: the tables to follow instead of those found in the query.
     ///   - db: the database, or nil for the default one.
     /// - Throws: `DatabaseError.misuse` when no database is given and there is no default one.
