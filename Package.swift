@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "DriverSQLite", targets: ["DriverSQLite"]),
         .library(name: "DriverPostgres", targets: ["DriverPostgres"]),
         .executable(name: "unity-demo", targets: ["unity-demo"]),
+        .executable(name: "unity-observe-writer", targets: ["unity-observe-writer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -76,6 +77,8 @@ let package = Package(
                 "UnityPersistable", "UnityORMFields", "UnityState", "UnityPredicates",
             ]
         ),
+        // A second process that commits at a steady pace: observation's tests and benchmark.
+        .executableTarget(name: "unity-observe-writer", dependencies: ["Unity", "DriverSQLite", "DriverPostgres"]),
         .testTarget(name: "UnityCoreTests", dependencies: ["Unity"]),
         .testTarget(
             name: "UnityMacrosTests",

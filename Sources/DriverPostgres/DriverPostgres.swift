@@ -132,6 +132,21 @@ public struct PostgresDriver: DatabaseDriver {
     /// True: independent queries share one pipeline (one round trip).
     public var pipelinesIndependentQueries: Bool { true }
 
+    /// A listener of `NOTIFY`s on a connection of its own (see `DatabaseConfiguration.notificationURL`).
+    /// Throws `ObservationError.notificationURLRequired` in pooler mode without a notification URL.
+    public func makeChangeSource(configuration: DatabaseConfiguration, sink: DatabaseChangeSink) throws -> (any DatabaseChangeSource)? {
+        let pooled = poolerMode == .transaction || configuration.poolerMode == .transaction
+        let target: String
+        if let url = configuration.notificationURL {
+            target = Self.takePoolerParameter(from: url).0
+        } else if pooled {
+            throw ObservationError.notificationURLRequired
+        } else {
+            target = libpqConnectionString
+        }
+        return PostgresChangeSource(connectionString: target, sink: sink)
+    }
+
     /// Opens a connection; `role` is ignored because every PostgreSQL connection may write.
     /// Throws `DatabaseError.connectionFailed(_:)` with libpq's message when the server
     /// cannot be reached, refuses the login, or the search path cannot be set.

@@ -252,7 +252,7 @@ final class PostgresConnection: DriverConnection {
     }
 
     /// Calls `body` with a NULL-terminated array of C strings.
-    private static func withCStringArray<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> R) -> R {
+    static func withCStringArray<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> R) -> R {
         var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
         pointers.append(nil)
         defer { for p in pointers { free(p) } }

@@ -74,6 +74,16 @@ public struct SQLiteDriver: DatabaseDriver {
     /// `.singleWriter(readers:)`: one writer, `readers` readers (none for an in-memory database).
     public var poolShape: PoolShape { .singleWriter(readers: readers) }
 
+    /// True: a writer reports its commits through SQLite's hooks while something is observed.
+    public var reportsCommitsThroughConnections: Bool { true }
+
+    /// A watcher of other connections' commits to the file: `PRAGMA data_version`, checked
+    /// every 10 ms while something is observed (nothing for an in-memory database, which no
+    /// other connection can reach).
+    public func makeChangeSource(configuration: DatabaseConfiguration, sink: DatabaseChangeSink) throws -> (any DatabaseChangeSource)? {
+        SQLiteChangeSource(driver: self, sink: sink)
+    }
+
     /// Opens a connection: read-write (creating the file) for `.writer`, read-only for
     /// `.reader` (and for every role when ``isReadOnly``). Throws `DatabaseError.connectionFailed(_:)` naming the path and SQLite's
     /// message when the database cannot be opened, and `DatabaseError.misuse(_:)` when a

@@ -40,6 +40,10 @@ final class SQLiteConnection: DriverConnection {
     private var cacheOrder: [SQLTextKey] = []
     /// Single-use statements currently open (in cursors), finalized if the connection closes.
     private var uncachedStatements: [ObjectIdentifier: SQLiteStatement] = [:]
+    /// True for a writer of a file database, which runs in WAL mode.
+    private let usesWAL: Bool
+    /// What the commit hooks report to while something is observed (see ``reportCommits(to:)``).
+    private var commitReporter: SQLiteCommitReporter?
 
     /// Opens the database at `path` (`":memory:"` for an in-memory database) and applies the
     /// per-connection settings.
@@ -57,6 +61,7 @@ final class SQLiteConnection: DriverConnection {
                 code: String(rc)))
         }
         db = handle
+        usesWAL = role == .writer && !isInMemory
         interruptHandle = SQLiteInterruptHandle(handle)
         sqlite3_extended_result_codes(handle, 1)
         let timeoutMillis = max(0, min(busyTimeout * 1000, Double(Int32.max)))
@@ -167,6 +172,15 @@ final class SQLiteConnection: DriverConnection {
     func makeInterrupter() -> @Sendable () -> Void {
         let handle = interruptHandle
         return { handle.interrupt() }
+    }
+
+    /// Installs the hooks that report each commit's tables to `sink`, or removes them (nil);
+    /// nothing when `sink` is the one already set.
+    func reportCommits(to sink: DatabaseChangeSink?) {
+        if commitReporter?.sink === sink { return }
+        guard let db else { return }
+        commitReporter = sink.map(SQLiteCommitReporter.init(sink:))
+        installCommitHooks(commitReporter, on: db, walMode: usesWAL)
     }
 
     func close() {

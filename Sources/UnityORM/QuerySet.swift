@@ -430,7 +430,10 @@ struct Plan<T: AmigoModel> {
 /// Builds objects from a plan's rows. Not generic: the code that runs for every row looks up no
 /// generic metadata and copies no generic value (the ORM's generic code is not specialized for
 /// the caller's model types).
-final class RowMaterializer {
+///
+/// `@unchecked Sendable`: immutable after init; `make` only creates a new object, and an
+/// observation (``ORMObservation``) builds its objects on the consuming task.
+final class RowMaterializer: @unchecked Sendable {
     let model: ORMModel
     let relatedLoads: [(column: MappedColumn, parent: Int, model: ORMModel, start: Int)]
     /// Makes an empty object of the queried type.

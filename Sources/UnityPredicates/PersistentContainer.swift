@@ -44,7 +44,7 @@ public final class PersistentContainer: Sendable {
         self.logError = logError
     }
 
-    private func logged<T>(_ body: () throws -> T) throws -> T {
+    func logged<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch {
@@ -76,7 +76,7 @@ public final class PersistentContainer: Sendable {
         return applied
     }
 
-    private func ready() throws -> Database {
+    func ready() throws -> Database {
         if let problem = registry.problem { throw problem }
         let db = try databaseFactory()
         if createsSchema, !migrated.withLock({ $0[ObjectIdentifier(db)]?.database === db }) {

@@ -26,6 +26,8 @@ struct BenchOptions: Sendable {
     var sqlitePath: String?
     /// Set in the child process that runs one `stream` case (see ``PeakMemory``).
     var child: ChildCase?
+    /// Set in the child process that writes for the `observe` workload (see ``ObserveBench``).
+    var observeWriter: ObserveWriterArguments?
 
     /// One `stream` case handed to a child process.
     struct ChildCase: Sendable {
@@ -53,6 +55,10 @@ struct BenchOptions: Sendable {
           --postgres URL      PostgreSQL to use (default: $UNITY_POSTGRES_URL); without one it is skipped
           --require-postgres  make a missing PostgreSQL URL an error
           --sqlite-path FILE  SQLite database file (default: a temporary file, removed at the end)
+
+        The `observe` workload (--only observe) measures how long a commit takes to reach an
+        observer, with the writer in this process and in another, at 1 and 1,000 commits/s, and the
+        memory of an observer over 100,000 commits (2,000 with --quick).
         """
 
     /// Parses `arguments` (without the program name).
@@ -94,6 +100,17 @@ struct BenchOptions: Sendable {
                     throw BenchError("--child-stream needs BACKEND/SUBJECT")
                 }
                 options.child = ChildCase(backend: backend, subject: target[1], rows: rows)
+            case "--observe-writer":
+                // Internal: `--observe-writer BACKEND COMMITS RATE` (see ObserveBench).
+                guard let backend = Backend(rawValue: try value(argument)) else { throw BenchError("--observe-writer needs a backend") }
+                let commits = try count(argument, minimum: 1)
+                guard let rate = Double(try value(argument)), rate >= 0 else { throw BenchError("--observe-writer needs a rate ≥ 0") }
+                options.observeWriter = ObserveWriterArguments(backend: backend, commits: commits, rate: rate,
+                                                               schema: options.observeWriter?.schema)
+            case "--observe-schema":
+                let schema = try value(argument)
+                if options.observeWriter == nil { throw BenchError("--observe-schema follows --observe-writer") }
+                options.observeWriter?.schema = schema
             case "--help", "-h": throw BenchError(usage)
             default: throw BenchError("unknown argument \"\(argument)\"\n\n\(usage)")
             }

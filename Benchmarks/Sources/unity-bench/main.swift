@@ -35,6 +35,10 @@ func runBenchmarks() async -> Int32 {
         }
     }
     do {
+        if let writer = options.observeWriter {
+            try ObserveBench.runWriter(options: options, sqlitePath: sqlitePath, arguments: writer)
+            return 0
+        }
         if let child = options.child {
             try await runStreamChild(child, options: options, target: target)
             return 0
@@ -49,6 +53,17 @@ func runBenchmarks() async -> Int32 {
                 + "swift build -c release --package-path Benchmarks --product unity-bench --traits Fluent")
         }
         #endif
+        var observeOK = true
+        if ObserveBench.selected(options) {
+            // A file of its own, so the other workloads start from theirs as before.
+            let observePath = sqlitePath + "-observe"
+            defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: observePath + suffix) } }
+            observeOK = try await ObserveBench.run(options: options, sqlitePath: observePath)
+            if ObserveBench.selectedAlone(options) {
+                if !observeOK { log("unity-bench: the observe workload FAILED its checks (see the table)") }
+                return observeOK ? 0 : 1
+            }
+        }
         let runner = BenchRunner(options: options, target: target)
         log("unity-bench: base \(options.rows) rows, \(options.warmups) warm-up + \(options.iterations) timed iteration(s)\(options.quick ? ", quick" : "")")
         try await runner.runAll()
@@ -57,7 +72,7 @@ func runBenchmarks() async -> Int32 {
             try Report.json(runner.results).write(to: URL(fileURLWithPath: path))
             log("wrote \(path)")
         }
-        if runner.hasFailures {
+        if runner.hasFailures || !observeOK {
             log("unity-bench: some cases FAILED their checks (see the table)")
             return 1
         }

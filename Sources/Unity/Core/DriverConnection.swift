@@ -21,12 +21,29 @@ public protocol DatabaseDriver: Sendable {
     /// ``DatabaseConfiguration/poolerMode``). The default ignores the configuration and calls
     /// ``connect(role:)``.
     func connect(role: ConnectionRole, configuration: DatabaseConfiguration) throws -> any DriverConnection
+    /// A new, unstarted watcher of the commits made to this database by other connections
+    /// and processes (``DatabaseChangeSource``), reporting to `sink`; nil when the driver
+    /// cannot observe. The default is nil. Called when an observation starts and no watcher
+    /// runs; it must not connect yet (``DatabaseChangeSource/start()`` does).
+    func makeChangeSource(configuration: DatabaseConfiguration, sink: DatabaseChangeSink) throws -> (any DatabaseChangeSource)?
+    /// True when the database's own writer connections report their commits through
+    /// ``DriverConnection/reportCommits(to:)`` (SQLite's commit hooks): the pool then hands
+    /// the sink to each writer it lends while an observation runs. The default is false.
+    var reportsCommitsThroughConnections: Bool { get }
     /// Read replicas of the server this driver reaches, one driver each: a ``Database``
     /// routes reads to them (see ``ReadSource``). The default is none.
     var replicas: [any DatabaseDriver] { get }
 }
 
 extension DatabaseDriver {
+    /// Nil: the driver cannot observe changes.
+    public func makeChangeSource(configuration: DatabaseConfiguration, sink: DatabaseChangeSink) throws -> (any DatabaseChangeSource)? {
+        nil
+    }
+
+    /// False: commits are seen by the change source alone.
+    public var reportsCommitsThroughConnections: Bool { false }
+
     /// None: every statement goes to the one server.
     public var replicas: [any DatabaseDriver] { [] }
 
@@ -175,11 +192,20 @@ public protocol DriverConnection: AnyObject {
     /// with it. Nil when the engine has no such position. The default returns nil.
     func replicationPosition() throws -> UInt64?
 
+    /// Reports the tables changed by each committed transaction of this connection to `sink`,
+    /// or stops reporting (nil). Called by the pool each time it lends a writer of a driver
+    /// whose ``DatabaseDriver/reportsCommitsThroughConnections`` is true: it must cost nothing
+    /// when the sink is the one already set. The default does nothing.
+    func reportCommits(to sink: DatabaseChangeSink?)
+
     /// Closes the connection. Further use throws.
     func close()
 }
 
 extension DriverConnection {
+    /// Reports nothing: the driver's change source sees every commit.
+    public func reportCommits(to sink: DatabaseChangeSink?) {}
+
     /// ``executeOneByOne(_:onRow:)``.
     public func executeIndependently(_ statements: [RenderedSQL], onRow: (_ statement: Int, _ row: Row) throws -> Void) -> [Error?] {
         executeOneByOne(statements, onRow: onRow)

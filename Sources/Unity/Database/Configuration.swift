@@ -66,11 +66,20 @@ public struct DatabaseConfiguration: Sendable {
     /// has not replayed a commit of this database made longer ago than this is left out (as
     /// is one that is down) until a check sees it caught up. Ignored without replicas.
     public var maxReplicaLag: Double
+    /// PostgreSQL: where observation's listening connection goes (a libpq URL or key/value
+    /// string), or nil for the driver's own connection string. `LISTEN` needs a session of its
+    /// own on the primary, which a transaction-mode pooler never keeps and a hot standby
+    /// refuses: with ``poolerMode`` `.transaction` it is required (observation throws
+    /// ``ObservationError/notificationURLRequired`` without it). A multi-host URL with
+    /// `target_session_attrs=read-write` follows a failover. SQLite ignores it.
+    public var notificationURL: String?
 
     /// Creates a configuration.
     public init(checkoutTimeout: Double = 10, echo: Bool = false, logger: Logger = Logger(label: "unity.sql"), asyncThreads: Int? = nil,
                 livenessCheckAfterIdle: Double = 0.5, pipelinesConcurrentQueries: Bool = false,
-                poolerMode: PoolerMode = .none, replicaCheckInterval: Double = 0.1, maxReplicaLag: Double = 5) {
+                poolerMode: PoolerMode = .none, replicaCheckInterval: Double = 0.1, maxReplicaLag: Double = 5,
+                notificationURL: String? = nil) {
+        self.notificationURL = notificationURL
         self.replicaCheckInterval = replicaCheckInterval
         self.maxReplicaLag = maxReplicaLag
         self.checkoutTimeout = checkoutTimeout

@@ -32,12 +32,20 @@ public final class Database: Sendable {
     /// The read replicas the driver names (``DatabaseDriver/replicas``), or nil without any:
     /// then every statement goes to the one server, exactly as before.
     let replicaSet: ReplicaSet?
+    /// The driver, kept for observation's change source.
+    let driver: any DatabaseDriver
+    /// The hub of this database's observations.
+    let changeSink = DatabaseChangeSink()
+    /// True when writers report their commits to ``changeSink`` (SQLite's hooks).
+    let writersReportCommits: Bool
 
     /// Opens a database through `driver`. The first connection is opened at once, so a bad
     /// path or URL fails here with ``DatabaseError/connectionFailed(_:)``.
     public init(driver: some DatabaseDriver, configuration: DatabaseConfiguration = DatabaseConfiguration()) throws {
         self.dialect = driver.dialect
         self.configuration = configuration
+        self.driver = driver
+        writersReportCommits = driver.reportsCommitsThroughConnections
         pipelinesQueries = configuration.pipelinesConcurrentQueries && driver.pipelinesIndependentQueries
             && configuration.poolerMode == .none
         // Nested checkouts (a write inside a read, a read beside a cursor) may open up to one
@@ -82,6 +90,7 @@ public final class Database: Sendable {
     }
 
     deinit {
+        changeSink.close()
         replicaSet?.close()
         writers.close()
         readers?.close()
@@ -92,6 +101,7 @@ public final class Database: Sendable {
     /// Closes every idle connection now and the others as they come back. Later calls throw
     /// ``DatabaseError/misuse(_:)``.
     public func close() {
+        changeSink.close()
         replicaSet?.close()
         writers.close()
         readers?.close()
@@ -182,6 +192,11 @@ public final class Database: Sendable {
     private func lend<T>(_ driverConnection: any DriverConnection, from pool: ConnectionSubpool, role: ConnectionRole, onReplica: Bool,
                          lent: LentConnections?, cancellation: CancellationControl?, _ body: (Connection) throws -> T) throws -> T {
         cancellation?.setInterrupter(driverConnection.makeInterrupter())
+        if writersReportCommits, pool.role == .writer {
+            // While something is observed, the writer reports its commits (SQLite's hooks);
+            // otherwise its hooks are off and writes pay nothing for observation.
+            driverConnection.reportCommits(to: changeSink.isActive ? changeSink : nil)
+        }
         let connection = Connection(driverConnection, dialect: dialect, role: pool.role, configuration: configuration, cancellation: cancellation)
         if role == .writer, let replicaSet {
             connection.commitPositionSink = { [replicaSet] in replicaSet.noteCommit($0) }

@@ -20,6 +20,13 @@ public final class ObservableDatabase: Database, @unchecked Sendable {
     /// when they roll back.
     private var transactions: [SQLDatabase.ThreadKey: (depth: Int, pending: [Path])] = [:]
 
+    /// The writes made through this database that have not yet been announced, and whether a
+    /// recomputation for a commit seen elsewhere runs (see ``withoutWritesRunning(_:)``).
+    private let writeGate = NSCondition()
+    private var writesInFlight = 0
+    /// The thread running a ``withoutWritesRunning(_:)`` body, if any.
+    private var exclusiveThread: SQLDatabase.ThreadKey?
+
     private struct InstancePath: Hashable {
         let model: ModelKey
         let instance: InstanceKey
@@ -100,6 +107,42 @@ public final class ObservableDatabase: Database, @unchecked Sendable {
         return changes().filter { $0.model == modelId }
     }
 
+    /// Marks the start of a write through this database (it ends once announced): a
+    /// recomputation of ``withoutWritesRunning(_:)`` waits for it, and it waits for one.
+    private func beginWrite() {
+        writeGate.lock()
+        // A write nested in one of this thread's writes never waits (no recomputation starts
+        // while a write is in flight), nor does one made by the recomputation's own thread (an
+        // observer of the results that writes).
+        let thread = SQLDatabase.ThreadKey.current
+        while let owner = exclusiveThread, owner != thread { writeGate.wait() }
+        writesInFlight += 1
+        writeGate.unlock()
+    }
+
+    private func endWrite() {
+        writeGate.lock()
+        writesInFlight -= 1
+        if writesInFlight == 0 { writeGate.broadcast() }
+        writeGate.unlock()
+    }
+
+    /// Runs `body` while no write through this database is between its commit and its
+    /// announcement: ``QueryResults`` recompute there for a commit they saw through the core
+    /// (made elsewhere, or by this database), so that a result this database is about to
+    /// announce is never reported twice. Writes that start meanwhile wait for `body`.
+    func withoutWritesRunning(_ body: () -> Void) {
+        writeGate.lock()
+        while writesInFlight > 0 || exclusiveThread != nil { writeGate.wait() }
+        exclusiveThread = SQLDatabase.ThreadKey.current
+        writeGate.unlock()
+        body()
+        writeGate.lock()
+        exclusiveThread = nil
+        writeGate.broadcast()
+        writeGate.unlock()
+    }
+
     /// Announces a write (at once, or with its thread's transaction).
     fileprivate func didChange(_ path: Path) {
         lock.lock()
@@ -138,7 +181,17 @@ public final class ObservableDatabase: Database, @unchecked Sendable {
     /// Stores `value` in the wrapped database, then tells the model objects of the instance, the
     /// streams and the listeners (when this thread's transaction succeeds, inside one).
     public func set<Value: DatabaseValue>(_ value: Value, for path: Path) {
+        beginWrite()
+        defer { endWrite() }
         database.set(value, for: path)
+        didChange(path)
+    }
+
+    /// Stores `value` at `path` through `write` (a dated write), then announces it as ``set(_:for:)`` does.
+    fileprivate func set(_ path: Path, through write: () -> Void) {
+        beginWrite()
+        defer { endWrite() }
+        write()
         didChange(path)
     }
 
@@ -152,6 +205,8 @@ public final class ObservableDatabase: Database, @unchecked Sendable {
     /// streams hear of its writes once it succeeded, in the order they were made; when it
     /// throws (nothing was applied) they hear of none of them.
     public func transaction<R>(_ body: () throws -> R) throws -> R {
+        beginWrite()
+        defer { endWrite() }
         let thread = SQLDatabase.ThreadKey.current
         lock.lock()
         transactions[thread, default: (0, [])].depth += 1
@@ -220,8 +275,7 @@ final class ObservedDatedView: TimestampedDatabase, @unchecked Sendable {
     func get<Value: DatabaseValue>(_ path: Path) -> Timestamped<Value>? { dated.get(path) }
     func set<Value: DatabaseValue>(_ value: Value, for path: Path) { observed.set(value, for: path) }
     func set<Value: DatabaseValue>(_ value: Value, for path: Path, at date: Date?) {
-        dated.set(value, for: path, at: date)
-        observed.didChange(path)
+        observed.set(path) { dated.set(value, for: path, at: date) }
     }
     func all<T>(model: ModelKey, where predicate: (InstanceKey, InstanceStatus) -> T?) -> [T] {
         dated.all(model: model, where: predicate)

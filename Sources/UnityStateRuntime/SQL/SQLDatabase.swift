@@ -51,14 +51,21 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
     /// A store in `database`, its tables created when missing. Values that are not integers,
     /// floating-point numbers, strings, `Data` or dates are stored as `encoder` writes them;
     /// `clock` dates the writes made without a date (default: now).
+    ///
+    /// With `changeTriggers`, the store's migrations also install the core's change triggers
+    /// on its tables (`Migration.observeChanges(of:)`), once: on PostgreSQL ``QueryResults``
+    /// need them to follow commits made by other processes (and by other `Database` values);
+    /// on SQLite they tell the store's commits apart from commits to other tables of the file.
+    /// Every write to the store then also pays for the trigger (on PostgreSQL a `pg_notify`
+    /// per statement), which is why it is off by default.
     public convenience init(_ database: Unity.Database, encoder: any GenericEncoder = JSONEncoder(),
                             decoder: any GenericDecoder = JSONDecoder(),
-                            clock: @escaping @Sendable () -> Date = { Date() }) throws {
-        try self.init(database, encoder: encoder, decoder: decoder, clock: clock, history: false)
+                            clock: @escaping @Sendable () -> Date = { Date() }, changeTriggers: Bool = false) throws {
+        try self.init(database, encoder: encoder, decoder: decoder, clock: clock, history: false, changeTriggers: changeTriggers)
     }
 
     init(_ database: Unity.Database, encoder: any GenericEncoder, decoder: any GenericDecoder,
-         clock: @escaping @Sendable () -> Date, history: Bool) throws {
+         clock: @escaping @Sendable () -> Date, history: Bool, changeTriggers: Bool) throws {
         self.database = database
         self.codec = StoredValueCodec(encoder: encoder, decoder: decoder)
         self.clock = clock
@@ -72,7 +79,8 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
         }
         self.valueReadSQL = valueRead.sql
         self.statusReadSQL = statusRead.sql
-        var migrator = Migrator(migrations: Self.migrations(dialect: database.dialect, history: history))
+        var migrator = Migrator(migrations: Self.migrations(dialect: database.dialect, history: history,
+                                                            changeTriggers: changeTriggers))
         migrator.ignoresOtherAppliedMigrations = true
         try migrator.migrate(database)
     }
@@ -93,7 +101,7 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
 
     // MARK: Schema
 
-    static func migrations(dialect: SQLDialect, history: Bool) -> [Migration] {
+    static func migrations(dialect: SQLDialect, history: Bool, changeTriggers: Bool = false) -> [Migration] {
         let text: ColumnType = dialect.name == SQLDialect.postgres.name ? .custom("TEXT COLLATE \"C\"") : .text
         func valueColumns() -> [SQLColumnDefinition] {
             [
@@ -129,7 +137,31 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
                                             columns: ["model", "property", "instance", "written_at"], ifNotExists: true)),
             ]))
         }
+        if changeTriggers {
+            migrations.append(Migration.observeChanges(of: Array(observedTables).sorted(),
+                                                       name: Migrator.flavorMigrationPrefix + "state/observe"))
+        }
         return migrations
+    }
+
+    // MARK: Commits made elsewhere
+
+    /// The tables a query of the store reads: the instances and their values (a history view
+    /// reads the history, which the same writes fill).
+    static let observedTables: Set<String> = [instancesTable, valuesTable]
+
+    /// Calls `onChange` after each committed transaction that changed the store's tables, made
+    /// through this store or any other (another process on the same SQLite file, any client of
+    /// the same PostgreSQL database, another `Database` value), until the returned observer is
+    /// cancelled or released. ``QueryResults`` follow the store this way. `onChange` comes on a
+    /// thread of Unity's, or on the committing thread: it must return quickly and must not run
+    /// a statement.
+    ///
+    /// - Throws: `ObservationError.missingChangeTrigger` on PostgreSQL when the store's tables
+    ///   have no change trigger (open the store once with `changeTriggers: true`); the core's
+    ///   `DatabaseError` when the watcher cannot start.
+    public final func observeCommits(_ onChange: @escaping @Sendable () -> Void) throws -> DatabaseChangeObserver {
+        try database.observeChanges(to: Self.observedTables) { _ in onChange() }
     }
 
     // MARK: Failures
@@ -608,11 +640,11 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
 /// (``HistoryDatabase/view(at:)``); the history is the table `unity_state_history`.
 public final class SQLHistoryDatabase: SQLDatabase, HistoryDatabase, @unchecked Sendable {
 
-    /// A history store in `database` (see ``SQLDatabase/init(_:encoder:decoder:clock:)``).
+    /// A history store in `database` (see ``SQLDatabase/init(_:encoder:decoder:clock:changeTriggers:)``).
     public convenience init(_ database: Unity.Database, encoder: any GenericEncoder = JSONEncoder(),
                             decoder: any GenericDecoder = JSONDecoder(),
-                            clock: @escaping @Sendable () -> Date = { Date() }) throws {
-        try self.init(database, encoder: encoder, decoder: decoder, clock: clock, history: true)
+                            clock: @escaping @Sendable () -> Date = { Date() }, changeTriggers: Bool = false) throws {
+        try self.init(database, encoder: encoder, decoder: decoder, clock: clock, history: true, changeTriggers: changeTriggers)
     }
 
     /// The value `path` held at `date` (the current value when nil), with its write time; nil when
