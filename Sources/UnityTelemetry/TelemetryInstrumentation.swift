@@ -82,7 +82,7 @@ public struct TelemetryInstrumentation: DatabaseInstrumentation {
             pool.timeouts.increment()
         case .checkedIn(let held?):
             pool.useTime.recordNanoseconds(Self.nanoseconds(held))
-        case .checkedIn(nil), .queued:
+        case .checkedIn(nil), .queued, .waiting:
             break
         }
     }

@@ -98,6 +98,7 @@ final class ConnectionSubpool: @unchecked Sendable {
         // finds an idle connection (every checkout of the async API under load) pays nothing.
         var wakerInstalled = false
         defer { if wakerInstalled { cancellation?.setWaker(nil) } }
+        var reportedWaiting = false
         condition.lock()
         while true {
             if closed {
@@ -151,6 +152,18 @@ final class ConnectionSubpool: @unchecked Sendable {
                 continue
             }
             waiting += 1
+            if let instrumentation, deadline == nil, !reportedWaiting {
+                // Told outside the lock; everything is checked again afterwards, since a
+                // connection may come back meanwhile (its signal would find no waiter).
+                reportedWaiting = true
+                let event = DatabasePoolEvent(kind: .waiting, pool: name, dialect: dialect, capacity: capacity, open: open,
+                                              idle: idle.count, waiting: waiting)
+                waiting -= 1
+                condition.unlock()
+                instrumentation.poolChanged(event)
+                condition.lock()
+                continue
+            }
             let until = deadline ?? Date(timeIntervalSinceNow: timeout)
             deadline = until
             let signalled = condition.wait(until: until)

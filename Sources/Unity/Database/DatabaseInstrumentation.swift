@@ -112,6 +112,9 @@ public struct DatabasePoolEvent: Sendable {
         /// A connection was lent after the caller waited `waited` for it (zero or nearly so
         /// when one was idle).
         case checkedOut(waited: Duration)
+        /// A caller found no connection to take and starts waiting for one (it is counted in
+        /// ``DatabasePoolEvent/waiting``).
+        case waiting
         /// A caller gave up after waiting `waited`: ``DatabaseError/poolTimeout(waitedSeconds:poolSize:)``.
         case timedOut(waited: Duration)
         /// A connection came back after being held for `held` (nil when the pool lent it for
