@@ -81,8 +81,23 @@ enum UnityCLI {
             return ExitStatus.usage
         }
         guard let runnable = command as? UnityRunnable else {
-            // `unity` or `unity migrate` alone: say what may follow.
-            output.printError(type(of: command).helpMessage())
+            if command is UnityCommand || command is MigrateCommand {
+                // `unity` or `unity migrate` alone: say what may follow.
+                output.printError(type(of: command).helpMessage())
+                return ExitStatus.usage
+            }
+            // `--help`, `help`: ArgumentParser's help command, which ends by throwing its text.
+            var help = command
+            do {
+                try help.run()
+            } catch {
+                let message = UnityCommand.fullMessage(for: error)
+                if UnityCommand.exitCode(for: error) == .success {
+                    output.print(message)
+                    return ExitStatus.success
+                }
+                output.printError(message)
+            }
             return ExitStatus.usage
         }
         let json = (runnable as? JSONOutputting)?.json ?? false

@@ -202,6 +202,9 @@ struct MigrationCommandTests {
             #expect(Self.unity(["migrate", "rollback"]).code == 2)
             #expect(Self.unity(["migrate", "status", "--verbose"]).code == 2)
             #expect(Self.unity(["migrate"]).code == 2)
+            let help = Self.unity(["migrate", "apply", "--help"])
+            #expect(help.code == 0)
+            #expect(help.out.hasPrefix("OVERVIEW: Apply the pending migrations"))
             #expect(Self.unity(["--help"]).code == 0)
             // The environment's URL; a PostgreSQL-only migration has no SQLite variant: a files error.
             let missingVariant = Self.unity(["migrate", "apply", "--migrations", folder], environment: ["UNITY_DATABASE_URL": sqlite])
