@@ -3,7 +3,7 @@ import Metrics
 import Tracing
 import Unity
 
-/// Metrics (swift-metrics) and tracing (swift-distributed-tracing) for a ``Unity/Database``,
+/// Metrics (swift-metrics) and tracing (swift-distributed-tracing) for a Unity `Database`,
 /// named after the OpenTelemetry semantic conventions for database clients.
 ///
 /// Set it as the database's instrumentation; without one a database reports nothing:
