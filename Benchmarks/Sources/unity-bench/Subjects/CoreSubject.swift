@@ -76,11 +76,9 @@ struct CoreSubject: BenchSubject {
         // The other workloads use one connection at a time, so the size does not change them.
         let pool = ConcurrentLookups.poolSize
         let pooled = form == .pooler || form == .pgbouncer
-        var configuration = DatabaseConfiguration(pipelinesConcurrentQueries: form == .pipelinedStatement,
-                                                  poolerMode: pooled ? .transaction : .none)
-        #if Telemetry
-        if form == .telemetry { configuration.instrumentation = BenchTelemetry.instrumentation() }
-        #endif
+        let configuration = DatabaseConfiguration(pipelinesConcurrentQueries: form == .pipelinedStatement,
+                                                  poolerMode: pooled ? .transaction : .none,
+                                                  instrumentation: form == .telemetry ? BenchTelemetry.instrumentation() : nil)
         switch backend {
         case .sqlite:
             return CoreSession(database: try Database(driver: SQLiteDriver(path: target.sqlitePath, readers: pool), configuration: configuration), form: form)
@@ -225,7 +223,7 @@ final class CoreSession: BenchSession {
             let database = database
             let tableRows = spec.tableRows
             switch form {
-            case .readClosure, .pooler, .pgbouncer:
+            case .readClosure, .pooler, .pgbouncer, .telemetry:
                 checksum = try await ConcurrentLookups.runTasks(spec.tasks, rows: rows) { indices in
                     var checksum = Checksum()
                     for index in indices {

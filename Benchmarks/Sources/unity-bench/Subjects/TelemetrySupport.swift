@@ -1,9 +1,10 @@
-#if Telemetry
 import Foundation
+import Unity
+#if Telemetry
 import Metrics
 import Tracing
-import Unity
 import UnityTelemetry
+#endif
 
 /// What `core-telemetry` turns on (built only with `--traits Telemetry`): Unity's
 /// `TelemetryInstrumentation` with an in-memory metrics backend that aggregates as a real one
@@ -12,10 +13,17 @@ import UnityTelemetry
 /// are dropped. So the cost measured is the instrumentation's own plus a minimal backend's,
 /// not an exporter's.
 enum BenchTelemetry {
-    static func instrumentation() -> any DatabaseInstrumentation {
+    /// The instrumentation; nil in a build without the trait (then no subject asks for it).
+    static func instrumentation() -> (any DatabaseInstrumentation)? {
+        #if Telemetry
         TelemetryInstrumentation(metrics: AggregatingMetrics(), tracer: DiscardingTracer(), databaseName: "bench")
+        #else
+        nil
+        #endif
     }
 }
+
+#if Telemetry
 
 private final class AggregatingMetrics: MetricsFactory, @unchecked Sendable {
     // @unchecked: `handlers` is guarded by `lock`.
