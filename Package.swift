@@ -9,6 +9,9 @@ import PackageDescription
 //   the UnityRowCoding module (and the tests) depend on it; `Unity` itself builds without it.
 //   The state flavor's `@Model` / `@Command` macros live there too (module UnityState; its
 //   runtime, UnityStateRuntime, builds without swift-syntax).
+// - swift-metrics, swift-distributed-tracing: only the UnityTelemetry module (metrics and
+//   tracing, opt-in) depends on them, so an app that does not use that product never builds them.
+// - swift-argument-parser: only the `unity` command (migrations at the command line).
 let package = Package(
     name: "Unity",
     platforms: [.macOS(.v13), .iOS(.v16)],
@@ -23,6 +26,8 @@ let package = Package(
         .library(name: "UnityPredicates", targets: ["UnityPredicates"]),
         .library(name: "DriverSQLite", targets: ["DriverSQLite"]),
         .library(name: "DriverPostgres", targets: ["DriverPostgres"]),
+        .library(name: "UnityTelemetry", targets: ["UnityTelemetry"]),
+        .executable(name: "unity", targets: ["UnityCLI"]),
         .executable(name: "unity-demo", targets: ["unity-demo"]),
         .executable(name: "unity-observe-writer", targets: ["unity-observe-writer"]),
     ],
@@ -31,6 +36,9 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-syntax.git", from: "603.0.1"),
         // swift-docc-plugin: `scripts/docs` builds each module's DocC catalog into a static site.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     ],
     targets: [
         .systemLibrary(
@@ -70,6 +78,24 @@ let package = Package(
         .target(name: "UnityStateRuntime", dependencies: ["Unity"]),
         .target(name: "UnityState", dependencies: ["UnityStateRuntime", "UnityMacros"]),
         .target(name: "UnityPredicates", dependencies: ["Unity"]),
+        // Metrics and tracing: a separate product, so that only the apps that turn them on
+        // build swift-metrics and swift-distributed-tracing.
+        .target(
+            name: "UnityTelemetry",
+            dependencies: [
+                "Unity",
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ]
+        ),
+        // `unity migrate …`: the migrator at the command line.
+        .executableTarget(
+            name: "UnityCLI",
+            dependencies: [
+                "Unity", "DriverSQLite", "DriverPostgres",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .executableTarget(
             name: "unity-demo",
             dependencies: [
@@ -95,7 +121,10 @@ let package = Package(
             dependencies: [
                 "Unity", "DriverSQLite", "DriverPostgres", "UnityRowCoding",
                 "UnityPersistable", "UnityORM", "UnityORMFields", "UnityState", "UnityPredicates",
+                "UnityTelemetry", "UnityCLI",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         .testTarget(

@@ -9,6 +9,8 @@ import PackageDescription
 // - Fluent (fluent-kit + the SQLite and PostgreSQL drivers): Vapor's ORM, a peer on both
 //   backends. It is behind the `Fluent` trait, off by default, so a plain build never compiles
 //   it: `swift build -c release --product unity-bench --traits Fluent`.
+// - UnityTelemetry (with swift-metrics and swift-distributed-tracing): the `core-telemetry`
+//   subject, behind the `Telemetry` trait, off by default, so CI's build stays as it was.
 // - RawSQLite / RawLibPQ: the raw C baselines. They wrap the same system headers as the root
 //   package's CSQLite / CLibPQ under different module names, so both can be linked together.
 let package = Package(
@@ -19,6 +21,10 @@ let package = Package(
             name: "Fluent",
             description: "Adds the `fluent` subject (fluent-kit with its SQLite and PostgreSQL drivers)."
         ),
+        .trait(
+            name: "Telemetry",
+            description: "Adds the `core-telemetry` subject: Unity with UnityTelemetry's metrics and tracing on."
+        ),
     ],
     dependencies: [
         .package(name: "Unity", path: ".."),
@@ -28,6 +34,9 @@ let package = Package(
         .package(url: "https://github.com/vapor/fluent-kit.git", from: "1.57.0"),
         .package(url: "https://github.com/vapor/fluent-sqlite-driver.git", from: "4.9.0"),
         .package(url: "https://github.com/vapor/fluent-postgres-driver.git", from: "2.14.0"),
+        // Only built with `--traits Telemetry`.
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
     ],
     targets: [
         .systemLibrary(
@@ -58,6 +67,10 @@ let package = Package(
                 .product(name: "UnityORM", package: "Unity"),
                 // The state flavor's runtime (no macros: the benchmark writes its conformance).
                 .product(name: "UnityStateRuntime", package: "Unity"),
+                // The `core-telemetry` subject (Subjects/TelemetrySupport.swift, inside `#if Telemetry`).
+                .product(name: "UnityTelemetry", package: "Unity", condition: .when(traits: ["Telemetry"])),
+                .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Telemetry"])),
+                .product(name: "Tracing", package: "swift-distributed-tracing", condition: .when(traits: ["Telemetry"])),
                 // The `fluent` subject (Subjects/FluentSubject.swift, inside `#if Fluent`).
                 .product(name: "FluentKit", package: "fluent-kit", condition: .when(traits: ["Fluent"])),
                 // FluentSQL (in fluent-kit): the SQLKit bridge the upsert workload uses.

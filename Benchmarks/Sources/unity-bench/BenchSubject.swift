@@ -108,6 +108,10 @@ enum SubjectRegistry {
             GRDBSubject(),
             PostgresNIOSubject(),
         ]
+        #if Telemetry
+        // Unity with metrics and tracing on, built only with `--traits Telemetry` (Package.swift).
+        subjects += [CoreSubject(backend: .sqlite, form: .telemetry), CoreSubject(backend: .postgres, form: .telemetry)]
+        #endif
         #if Fluent
         // Vapor's ORM, built only with `--traits Fluent` (Package.swift).
         subjects += [FluentSubject(backend: .sqlite), FluentSubject(backend: .postgres)]

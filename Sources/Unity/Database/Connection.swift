@@ -42,6 +42,13 @@ public final class Connection {
     /// ``commitPositionSink`` is set: it may have written, so the lender asks for the log
     /// position when the connection goes back.
     var ranStatementsOutsideTransactions = false
+    /// ``DatabaseConfiguration/instrumentation``: told of each statement and transaction.
+    private let instrumentation: (any DatabaseInstrumentation)?
+    /// The name of the pool this connection came from, for the instrumentation's events.
+    var poolName = ""
+    /// What the instrumentation's ``DatabaseInstrumentation/currentContext()`` returned when
+    /// the call that lent this connection began.
+    var instrumentationContext: (any Sendable)?
 
     init(_ driverConnection: any DriverConnection, dialect: SQLDialect, role: ConnectionRole, configuration: DatabaseConfiguration, cancellation: CancellationControl? = nil) {
         self.driverConnection = driverConnection
@@ -49,6 +56,7 @@ public final class Connection {
         self.role = role
         self.configuration = configuration
         self.cancellation = cancellation
+        self.instrumentation = configuration.instrumentation
     }
 
     /// Throws ``DatabaseError/cancelled(_:)`` once the task that borrowed this connection is
@@ -121,9 +129,34 @@ public final class Connection {
 
     /// Runs one statement's driver call: refuses it after a cancel or in a transaction that
     /// can no longer commit, and afterwards notes a failure or a transaction ended under an
-    /// open scope. Outside any scope of this connection it adds nothing but the cancel check.
+    /// open scope. Outside any scope of this connection it adds nothing but the cancel check
+    /// (and, with an instrumentation, its statement events).
     @inline(__always)
-    private func perform<R>(_ sql: String, _ body: () throws -> R) throws -> R {
+    private func perform<R>(_ sql: String, batchSize: Int = 1, isScript: Bool = false, _ body: () throws -> R) throws -> R {
+        guard let instrumentation else { return try performUnobserved(sql, body) }
+        let observation = instrumentation.statementStarting(DatabaseStatementEvent(
+            sql: sql, dialect: dialect, pool: poolName, batchSize: batchSize, isScript: isScript, context: instrumentationContext))
+        let result: R
+        do {
+            result = try performUnobserved(sql, body)
+        } catch {
+            observation?.finish(error: error)
+            throw error
+        }
+        observation?.finish(error: nil)
+        return result
+    }
+
+    /// Runs transaction control (BEGIN, COMMIT, savepoints) as ``perform(_:batchSize:isScript:_:)``
+    /// does, without the instrumentation's statement events: the transaction's own cover it.
+    private func executeControl(_ statement: SQLStatement) throws {
+        let rendered = try render(statement)
+        _ = try performUnobserved(rendered.sql) { try run(rendered) }
+    }
+
+    /// ``perform(_:batchSize:isScript:_:)`` without the instrumentation.
+    @inline(__always)
+    private func performUnobserved<R>(_ sql: String, _ body: () throws -> R) throws -> R {
         try checkCancelled(sql)
         guard scopeDepth > 0 else {
             if commitPositionSink != nil { ranStatementsOutsideTransactions = true }
@@ -220,7 +253,7 @@ public final class Connection {
 
     /// Runs a script of several raw statements with no bindings, as written (migrations).
     public func executeScript(_ sql: String) throws {
-        try perform(sql) {
+        try perform(sql, isScript: true) {
             log(sql, [])
             try driverConnection.executeScript(sql)
         }
@@ -241,7 +274,7 @@ public final class Connection {
         var sets: [[DatabaseValue]] = []
         func flush() throws {
             guard let sql = currentSQL, !sets.isEmpty else { return }
-            total += try perform(sql) {
+            total += try perform(sql, batchSize: sets.count) {
                 log(sql, sets.count == 1 ? sets[0] : [])
                 if sets.count == 1 {
                     return try driverConnection.execute(sql, bindings: sets[0], onRow: nil)
@@ -270,7 +303,7 @@ public final class Connection {
         if driverConnection.transactionStatus == .idle {
             return try transaction(.immediate) { try $0.executeBatch(rendered, bindingSets: bindingSets) }
         }
-        return try perform(rendered) {
+        return try perform(rendered, batchSize: bindingSets.count) {
             log(rendered, [])
             return try driverConnection.executeBatch(rendered, bindingSets: bindingSets)
         }
@@ -464,11 +497,22 @@ public final class Connection {
             // one pipeline; its BEGIN takes no lock and its snapshot starts at the first
             // statement anyway), so a read of one statement costs one round trip. SQLite
             // runs it now (BEGIN IMMEDIATE takes the write lock).
-            let begin = try render(.begin(kind))
-            if driverConnection.beginWithNextStatement(begin.sql) {
-                log(begin.sql, [])
-            } else {
-                try execute(begin)
+            let observation = instrumentation?.transactionStarting(DatabaseTransactionEvent(
+                kind: kind, dialect: dialect, pool: poolName, context: instrumentationContext))
+            var committed = false
+            var failure: Error?
+            defer { observation?.finish(committed: committed, error: failure) }
+            let begin: RenderedSQL
+            do {
+                begin = try render(.begin(kind))
+                if driverConnection.beginWithNextStatement(begin.sql) {
+                    log(begin.sql, [])
+                } else {
+                    _ = try performUnobserved(begin.sql) { try run(begin) }
+                }
+            } catch {
+                failure = error
+                throw error
             }
             scopeDepth = 1
             abortReason = nil
@@ -485,11 +529,13 @@ public final class Connection {
                 result = try body(self)
             } catch {
                 rollbackQuietly()
+                failure = error
                 throw Self.markingCommitState(error, .notCommitted)
             }
             do {
                 try refuseCommitIfUnusable()
             } catch {
+                failure = error
                 throw Self.markingCommitState(error, .notCommitted)
             }
             do {
@@ -501,20 +547,22 @@ public final class Connection {
                 } else if kind != .readOnly, let commitPositionSink {
                     // A database with replicas learns the log position of each commit in the
                     // same round trip, so that reads wait for a replica that has replayed it.
-                    let position = try perform(commit.sql) { () throws -> UInt64? in
+                    let position = try performUnobserved(commit.sql) { () throws -> UInt64? in
                         log(commit.sql, [])
                         return try driverConnection.commitReportingPosition(commit.sql)
                     }
                     if let position { commitPositionSink(position) }
                 } else {
-                    try execute(commit)
+                    _ = try performUnobserved(commit.sql) { try run(commit) }
                 }
             } catch {
+                failure = error
                 rollbackQuietly()
                 // A read-only transaction has nothing to commit: whatever became of its
                 // COMMIT, running it again is safe.
                 throw Self.markingCommitState(error, kind == .readOnly ? .notCommitted : .unknown)
             }
+            committed = true
             return result
         }
         // A savepoint: the enclosing transaction must still be usable to open one.
@@ -522,7 +570,7 @@ public final class Connection {
         savepointDepth += 1
         let name = "unity_sp_\(savepointDepth)"
         defer { savepointDepth -= 1 }
-        try execute(.savepoint(name))
+        try executeControl(.savepoint(name))
         scopeDepth += 1
         defer { scopeDepth -= 1 }
         let result: T
@@ -539,7 +587,7 @@ public final class Connection {
             rollbackToSavepoint(name)
             throw error
         }
-        try execute(.releaseSavepoint(name))
+        try executeControl(.releaseSavepoint(name))
         return result
     }
 

@@ -20,6 +20,10 @@ final class ConnectionSubpool: @unchecked Sendable {
     /// ``checkout(timeout:nested:cancellation:)``); 0 for SQLite's single writer.
     let overflow: Int
     let role: ConnectionRole
+    /// The pool's name in ``DatabasePoolEvent/pool``.
+    let name: String
+    /// ``DatabaseConfiguration/instrumentation``: told of every checkout and checkin.
+    private let instrumentation: (any DatabaseInstrumentation)?
     /// The executor whose queued async calls will check out of this pool (set once by the
     /// ``Database`` before any use): they count as waiting callers in ``checkin(_:)``.
     weak var queuedCallers: BlockingExecutor?
@@ -30,9 +34,11 @@ final class ConnectionSubpool: @unchecked Sendable {
     /// What every new connection is opened with.
     private let configuration: DatabaseConfiguration
 
-    init(driver: any DatabaseDriver, role: ConnectionRole, capacity: Int, overflow: Int = 0, livenessCheckAfterIdle: Double = 0,
-         configuration: DatabaseConfiguration = DatabaseConfiguration()) {
+    init(driver: any DatabaseDriver, role: ConnectionRole, name: String? = nil, capacity: Int, overflow: Int = 0,
+         livenessCheckAfterIdle: Double = 0, configuration: DatabaseConfiguration = DatabaseConfiguration()) {
         self.driver = driver
+        self.name = name ?? (role == .writer ? "writer" : "reader")
+        self.instrumentation = configuration.instrumentation
         self.configuration = configuration
         self.role = role
         self.capacity = max(1, capacity)
@@ -66,6 +72,25 @@ final class ConnectionSubpool: @unchecked Sendable {
     /// A `cancellation` that fires while the caller waits wakes it with
     /// ``DatabaseError/cancelled(_:)``.
     func checkout(timeout: Double, nested: Bool = false, cancellation: CancellationControl? = nil) throws -> any DriverConnection {
+        guard let instrumentation else {
+            return try checkoutConnection(timeout: timeout, nested: nested, cancellation: cancellation)
+        }
+        let start = instrumentationNow()
+        let connection: any DriverConnection
+        do {
+            connection = try checkoutConnection(timeout: timeout, nested: nested, cancellation: cancellation)
+        } catch {
+            if case .poolTimeout? = error as? DatabaseError {
+                instrumentation.poolChanged(event(.timedOut(waited: instrumentationElapsed(since: start))))
+            }
+            throw error
+        }
+        instrumentation.poolChanged(event(.checkedOut(waited: instrumentationElapsed(since: start))))
+        return connection
+    }
+
+    /// ``checkout(timeout:nested:cancellation:)`` without the instrumentation's event.
+    private func checkoutConnection(timeout: Double, nested: Bool, cancellation: CancellationControl?) throws -> any DriverConnection {
         // Read the clock only when the caller has to wait: a checkout that finds an idle
         // connection (most of them, under load) never needs the deadline.
         var deadline: Date?
@@ -73,6 +98,7 @@ final class ConnectionSubpool: @unchecked Sendable {
         // finds an idle connection (every checkout of the async API under load) pays nothing.
         var wakerInstalled = false
         defer { if wakerInstalled { cancellation?.setWaker(nil) } }
+        var reportedWaiting = false
         condition.lock()
         while true {
             if closed {
@@ -126,6 +152,18 @@ final class ConnectionSubpool: @unchecked Sendable {
                 continue
             }
             waiting += 1
+            if let instrumentation, deadline == nil, !reportedWaiting {
+                // Told outside the lock; everything is checked again afterwards, since a
+                // connection may come back meanwhile (its signal would find no waiter).
+                reportedWaiting = true
+                let event = DatabasePoolEvent(kind: .waiting, pool: name, dialect: dialect, capacity: capacity, open: open,
+                                              idle: idle.count, waiting: waiting)
+                waiting -= 1
+                condition.unlock()
+                instrumentation.poolChanged(event)
+                condition.lock()
+                continue
+            }
             let until = deadline ?? Date(timeIntervalSinceNow: timeout)
             deadline = until
             let signalled = condition.wait(until: until)
@@ -142,7 +180,30 @@ final class ConnectionSubpool: @unchecked Sendable {
     }
 
     /// Returns a connection. Anything left open is rolled back; broken connections are dropped.
-    func checkin(_ connection: any DriverConnection) {
+    /// `held` is how long the caller had it, for the instrumentation (nil: not measured).
+    func checkin(_ connection: any DriverConnection, held: Duration? = nil) {
+        checkinConnection(connection)
+        instrumentation?.poolChanged(event(.checkedIn(held: held)))
+    }
+
+    /// Tells the instrumentation that an async call queued for a thread of this pool's executor.
+    func reportQueued() {
+        instrumentation?.poolChanged(event(.queued))
+    }
+
+    /// An event of `kind` with the pool's counts now. The executor's queue is read before
+    /// this pool's lock is taken (never one lock inside the other).
+    private func event(_ kind: DatabasePoolEvent.Kind) -> DatabasePoolEvent {
+        let queued = queuedCallers?.queuedCount ?? 0
+        condition.lock()
+        let (open, idle, waiting) = (self.open, self.idle.count, self.waiting)
+        condition.unlock()
+        return DatabasePoolEvent(kind: kind, pool: name, dialect: dialect, capacity: capacity, open: open, idle: idle,
+                                 waiting: waiting + queued)
+    }
+
+    /// ``checkin(_:held:)`` without the instrumentation's event.
+    private func checkinConnection(_ connection: any DriverConnection) {
         let lost = !connection.isUsable
         var keep = !lost
         if keep && connection.transactionStatus != .idle {

@@ -59,7 +59,7 @@ public final class Database: Sendable {
                 ? ConnectionSubpool(driver: driver, role: .reader, capacity: readerCount, overflow: readerCount,
                                     livenessCheckAfterIdle: configuration.livenessCheckAfterIdle, configuration: configuration) : nil
         case .uniform(let count):
-            writers = ConnectionSubpool(driver: driver, role: .writer, capacity: count, overflow: max(1, count),
+            writers = ConnectionSubpool(driver: driver, role: .writer, name: "primary", capacity: count, overflow: max(1, count),
                                         livenessCheckAfterIdle: configuration.livenessCheckAfterIdle, configuration: configuration)
             readers = nil
         }
@@ -160,8 +160,14 @@ public final class Database: Sendable {
     /// `body` runs is left out and the loss thrown, unless `retryLostReplicaRead` (`body` is
     /// one read statement whose rows the caller has not seen): then `body` is sent once to
     /// the primary.
+    ///
+    /// `context` is what the instrumentation's ``DatabaseInstrumentation/currentContext()``
+    /// returned on the caller's task before an async call's hand-off (`.some`); `nil` when
+    /// the caller is on this thread, where it is read now.
     private func lendPooledConnection<T>(role: ConnectionRole, source: ReadSource = .replica, retryLostReplicaRead: Bool = false,
-                                         cancellation: CancellationControl?, _ body: (Connection) throws -> T) throws -> T {
+                                         cancellation: CancellationControl?, context: (any Sendable)?? = nil,
+                                         _ body: (Connection) throws -> T) throws -> T {
+        let context = configuration.instrumentation == nil ? nil : context ?? configuration.instrumentation?.currentContext()
         let lent = LentConnections.current
         let nested = lent?.holds(ObjectIdentifier(self)) ?? false
         if role == .reader, source == .replica, let replicaSet, let member = replicaSet.pick() {
@@ -174,7 +180,8 @@ public final class Database: Sendable {
             }
             if let checkedOut {
                 do {
-                    return try lend(checkedOut, from: member.pool, role: role, onReplica: true, lent: lent, cancellation: cancellation, body)
+                    return try lend(checkedOut, from: member.pool, role: role, onReplica: true, lent: lent, cancellation: cancellation,
+                                    context: context, body)
                 } catch DatabaseError.connectionLost(let context) {
                     replicaSet.markDown(member)
                     guard retryLostReplicaRead else { throw DatabaseError.connectionLost(context) }
@@ -185,12 +192,14 @@ public final class Database: Sendable {
         }
         let pool = (role == .reader ? readers : nil) ?? writers
         let driverConnection = try pool.checkout(timeout: configuration.checkoutTimeout, nested: nested, cancellation: cancellation)
-        return try lend(driverConnection, from: pool, role: role, onReplica: false, lent: lent, cancellation: cancellation, body)
+        return try lend(driverConnection, from: pool, role: role, onReplica: false, lent: lent, cancellation: cancellation,
+                        context: context, body)
     }
 
     /// Lends a checked-out connection to `body` and returns it to `pool` afterwards.
     private func lend<T>(_ driverConnection: any DriverConnection, from pool: ConnectionSubpool, role: ConnectionRole, onReplica: Bool,
-                         lent: LentConnections?, cancellation: CancellationControl?, _ body: (Connection) throws -> T) throws -> T {
+                         lent: LentConnections?, cancellation: CancellationControl?, context: (any Sendable)?,
+                         _ body: (Connection) throws -> T) throws -> T {
         cancellation?.setInterrupter(driverConnection.makeInterrupter())
         if writersReportCommits, pool.role == .writer {
             // While something is observed, the writer reports its commits (SQLite's hooks);
@@ -198,6 +207,11 @@ public final class Database: Sendable {
             driverConnection.reportCommits(to: changeSink.isActive ? changeSink : nil)
         }
         let connection = Connection(driverConnection, dialect: dialect, role: pool.role, configuration: configuration, cancellation: cancellation)
+        let lentAt = configuration.instrumentation == nil ? 0 : instrumentationNow()
+        if configuration.instrumentation != nil {
+            connection.poolName = pool.name
+            connection.instrumentationContext = context
+        }
         if role == .writer, let replicaSet {
             connection.commitPositionSink = { [replicaSet] in replicaSet.noteCommit($0) }
         }
@@ -212,7 +226,7 @@ public final class Database: Sendable {
                 // one more round trip, on a database with replicas only.
                 replicaSet.noteCommit(position)
             }
-            pool.checkin(driverConnection)
+            pool.checkin(driverConnection, held: configuration.instrumentation == nil ? nil : instrumentationElapsed(since: lentAt))
         }
         return try body(connection)
     }
@@ -423,6 +437,8 @@ public final class Database: Sendable {
                                        _ body: @escaping @Sendable (Connection) throws -> T) async throws -> T {
         let call = AsyncCall<T>()
         let executor = (role == .reader ? readerExecutor : nil) ?? writerExecutor
+        // Read on the caller's task: the Unity thread that runs the work has no task-locals.
+        let context = configuration.instrumentation?.currentContext()
         return try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<T, Error>) in
                 // A task cancelled before it got here is resumed by `attach` at once.
@@ -434,9 +450,12 @@ public final class Database: Sendable {
                     // who awaits the result never observes it still checked out.
                     let outcome = Result {
                         try self.lendPooledConnection(role: role, source: source, retryLostReplicaRead: retryLostReplicaRead,
-                                                      cancellation: call, body)
+                                                      cancellation: call, context: .some(context), body)
                     }
                     call.finish(outcome)
+                }
+                if self.configuration.instrumentation != nil {
+                    ((role == .reader ? self.readers : nil) ?? self.writers).reportQueued()
                 }
             }
         } onCancel: {
@@ -449,12 +468,14 @@ extension Database {
     /// Queues one AST SELECT for a Unity thread, which may send it in one pipeline with the
     /// queries queued beside it (``DatabaseConfiguration/pipelinesConcurrentQueries``).
     fileprivate func runQueryAsync(_ statement: SQLStatement, firstRowOnly: Bool) async throws -> [Row] {
-        let query = QueuedQuery(database: self, statement: statement, firstRowOnly: firstRowOnly)
+        let query = QueuedQuery(database: self, statement: statement, firstRowOnly: firstRowOnly,
+                                context: configuration.instrumentation?.currentContext())
         let executor = readerExecutor ?? writerExecutor
         return try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<[Row], Error>) in
                 guard query.call.attach(continuation) else { return }
                 executor.submit(query)
+                if configuration.instrumentation != nil { (readers ?? writers).reportQueued() }
             }
         } onCancel: {
             query.call.cancel()
@@ -469,7 +490,8 @@ extension Database {
         let queries = batch.filter { $0.call.start() }
         if queries.count == 1, let query = queries.first {
             let outcome = Result {
-                try lendPooledConnection(role: .reader, retryLostReplicaRead: true, cancellation: query.call) { conn -> [Row] in
+                try lendPooledConnection(role: .reader, retryLostReplicaRead: true, cancellation: query.call,
+                                         context: .some(query.context)) { conn -> [Row] in
                     if query.firstRowOnly { return try conn.fetchOne(query.statement).map { [$0] } ?? [] }
                     return try conn.fetchAll(query.statement)
                 }
@@ -496,12 +518,25 @@ extension Database {
         /// Runs the rendered queries in one pipeline on a connection of `pool`.
         func runPipeline(on pool: ConnectionSubpool, _ connection: any DriverConnection) -> (rows: [[Row]], errors: [Error?]) {
             var rows = [[Row]](repeating: [], count: rendered.count)
+            let lentAt = configuration.instrumentation == nil ? 0 : instrumentationNow()
+            let observations = configuration.instrumentation.map { instrumentation in
+                rendered.indices.map { statement in
+                    instrumentation.statementStarting(DatabaseStatementEvent(
+                        sql: rendered[statement].sql, dialect: dialect, pool: pool.name,
+                        context: queries[renderedIndex[statement]].context))
+                }
+            }
             let errors = connection.executeIndependently(rendered) { statement, row in
                 if rows[statement].isEmpty || !queries[renderedIndex[statement]].firstRowOnly {
                     rows[statement].append(row)
                 }
             }
-            pool.checkin(connection)
+            if let observations {
+                for (statement, observation) in observations.enumerated() {
+                    observation?.finish(error: statement < errors.count ? errors[statement] : nil)
+                }
+            }
+            pool.checkin(connection, held: configuration.instrumentation == nil ? nil : instrumentationElapsed(since: lentAt))
             return (rows, errors)
         }
         if !rendered.isEmpty {
@@ -550,8 +585,11 @@ final class QueuedQuery: Sendable {
     /// True for `fetchOne`: rows after the first are not kept.
     let firstRowOnly: Bool
     let call = AsyncCall<[Row]>()
+    /// The instrumentation's context, read on the caller's task (nil without an instrumentation).
+    let context: (any Sendable)?
 
-    init(database: Database, statement: SQLStatement, firstRowOnly: Bool) {
+    init(database: Database, statement: SQLStatement, firstRowOnly: Bool, context: (any Sendable)? = nil) {
+        self.context = context
         self.database = database
         self.statement = statement
         self.firstRowOnly = firstRowOnly

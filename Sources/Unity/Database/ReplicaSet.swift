@@ -67,7 +67,7 @@ final class ReplicaSet: @unchecked Sendable {
             case .uniform(let count): capacity = count
             case .singleWriter(let readers): capacity = max(1, readers)
             }
-            let pool = ConnectionSubpool(driver: driver, role: .reader, capacity: capacity, overflow: max(1, capacity),
+            let pool = ConnectionSubpool(driver: driver, role: .reader, name: "replica-\(index)", capacity: capacity, overflow: max(1, capacity),
                                          livenessCheckAfterIdle: configuration.livenessCheckAfterIdle, configuration: configuration)
             return Member(driver: driver, pool: pool, index: index)
         }

@@ -20,12 +20,19 @@ import Foundation
 /// `UNITY_PGBOUNCER_POOLED_URL`, else `UNITY_PGBOUNCER_URL`, which scripts/with-postgres sets;
 /// without either it is skipped). PostgreSQL only; the ratio is to raw libpq straight to the
 /// server, as for every subject.
+///
+/// What metrics and tracing cost: `core-telemetry` (built with `--traits Telemetry`) runs
+/// `core`'s insert, lookup and concurrent workloads with `UnityTelemetry`'s
+/// `TelemetryInstrumentation` on (see TelemetrySupport.swift); `core` itself runs with none.
 struct CoreSubject: BenchSubject {
     /// How the `concurrent` workload calls Unity, or which pooler setting the core runs with.
-    enum Form: Sendable { case readClosure, asyncStatement, pipelinedStatement, pooler, pgbouncer }
+    enum Form: Sendable { case readClosure, asyncStatement, pipelinedStatement, pooler, pgbouncer, telemetry }
 
     /// The workloads the pooler forms run: lookups, fetch and insert.
     static let poolerWorkloads: Set<Workload> = [.insert, .fetch, .lookup, .concurrent]
+
+    /// The workloads `core-telemetry` runs: inserts and lookups, one at a time and concurrent.
+    static let telemetryWorkloads: Set<Workload> = [.insert, .lookup, .concurrent]
 
     /// PgBouncer's URL for `core-pgbouncer`, from the environment scripts/with-postgres sets.
     static var pgbouncerURL: String? {
@@ -43,12 +50,16 @@ struct CoreSubject: BenchSubject {
         case .pipelinedStatement: "core-pipelined"
         case .pooler: "core-pooler"
         case .pgbouncer: "core-pgbouncer"
+        case .telemetry: "core-telemetry"
         }
     }
     var runsConcurrent: Bool { true }
     var concurrentOnly: Bool { form == .asyncStatement || form == .pipelinedStatement }
 
     func unsupportedReason(_ workload: Workload) -> String? {
+        if form == .telemetry {
+            return Self.telemetryWorkloads.contains(workload) ? nil : "\(name) measures metrics and tracing on inserts and lookups"
+        }
         if form == .pooler || form == .pgbouncer {
             if !Self.poolerWorkloads.contains(workload) { return "\(name) measures the pooler setting on insert, fetch and lookups" }
             if form == .pgbouncer && Self.pgbouncerURL == nil {
@@ -66,7 +77,8 @@ struct CoreSubject: BenchSubject {
         let pool = ConcurrentLookups.poolSize
         let pooled = form == .pooler || form == .pgbouncer
         let configuration = DatabaseConfiguration(pipelinesConcurrentQueries: form == .pipelinedStatement,
-                                                  poolerMode: pooled ? .transaction : .none)
+                                                  poolerMode: pooled ? .transaction : .none,
+                                                  instrumentation: form == .telemetry ? BenchTelemetry.instrumentation() : nil)
         switch backend {
         case .sqlite:
             return CoreSession(database: try Database(driver: SQLiteDriver(path: target.sqlitePath, readers: pool), configuration: configuration), form: form)
@@ -211,7 +223,7 @@ final class CoreSession: BenchSession {
             let database = database
             let tableRows = spec.tableRows
             switch form {
-            case .readClosure, .pooler, .pgbouncer:
+            case .readClosure, .pooler, .pgbouncer, .telemetry:
                 checksum = try await ConcurrentLookups.runTasks(spec.tasks, rows: rows) { indices in
                     var checksum = Checksum()
                     for index in indices {
