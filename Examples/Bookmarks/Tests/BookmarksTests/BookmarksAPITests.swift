@@ -80,7 +80,8 @@ struct BookmarksAPITests {
             #expect(try await titles("?q=swift&sort=title") == (["Swift Docs (tools copy)", "Swift Documentation"], 2))
             #expect(try await titles("?q=SQL&sort=title") == (["PostgreSQL Docs", "SQLite SQL Syntax"], 2))
             #expect(try await titles("?q=swift&folder=\(fixture.reading)") == (["Swift Documentation"], 1))
-            #expect(try await titles("?q=GITHUB.COM") == (["GitHub"], 1))
+            #expect(try await titles("?q=GITHUB.COM") == (["GitHub"], 1))   // in the URL only
+            #expect(try await titles("?q=off_sale") == (["50% Off_Sale"], 1))   // in the title only
             // LIKE's wildcards are taken literally.
             #expect(try await titles("?q=%25") == (["50% Off_Sale"], 1))
             #expect(try await titles("?q=_") == (["50% Off_Sale"], 1))
