@@ -18,7 +18,9 @@ public final class LoggingMetrics: MetricsFactory, @unchecked Sendable {
 
     /// One metric's identity: its label and its dimensions, sorted by name.
     public struct MetricKey: Hashable, Sendable, Comparable, CustomStringConvertible {
+        /// The metric's label.
         public var label: String
+        /// Its dimensions as `name=value`, sorted.
         public var dimensions: [String]
 
         init(_ label: String, _ dimensions: [(String, String)]) {
@@ -26,10 +28,12 @@ public final class LoggingMetrics: MetricsFactory, @unchecked Sendable {
             self.dimensions = dimensions.map { "\($0.0)=\($0.1)" }.sorted()
         }
 
+        /// By label, then dimensions.
         public static func < (lhs: MetricKey, rhs: MetricKey) -> Bool {
             (lhs.label, lhs.dimensions.joined(separator: ",")) < (rhs.label, rhs.dimensions.joined(separator: ","))
         }
 
+        /// `label{name=value,…}`.
         public var description: String {
             dimensions.isEmpty ? label : "\(label){\(dimensions.joined(separator: ","))}"
         }
@@ -43,8 +47,11 @@ public final class LoggingMetrics: MetricsFactory, @unchecked Sendable {
         public var last: Double
         /// How many values were recorded (a counter: how many increments).
         public var count: Int
+        /// The sum of the values recorded (a counter: of its increments).
         public var sum: Double
+        /// The smallest value (a counter or meter: of its running value).
         public var min: Double
+        /// The largest value.
         public var max: Double
     }
 
@@ -58,26 +65,34 @@ public final class LoggingMetrics: MetricsFactory, @unchecked Sendable {
         return created
     }
 
+    /// A counter: the sum of its increments.
     public func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
         box(label, dimensions, "counter")
     }
 
+    /// A meter: its last value.
     public func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
         box(label, dimensions, "meter")
     }
 
+    /// A recorder: count, sum, minimum and maximum of its values.
     public func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
         box(label, dimensions, "recorder")
     }
 
+    /// A timer: count, sum, minimum and maximum of its durations, in nanoseconds.
     public func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
         box(label, dimensions, "timer")
     }
 
     // Metrics live as long as the process: a destroyed handle's values stay in the report.
+    /// Keeps the counter's values (see above).
     public func destroyCounter(_ handler: any CounterHandler) {}
+    /// Keeps the meter's values.
     public func destroyMeter(_ handler: any MeterHandler) {}
+    /// Keeps the recorder's values.
     public func destroyRecorder(_ handler: any RecorderHandler) {}
+    /// Keeps the timer's values.
     public func destroyTimer(_ handler: any TimerHandler) {}
 
     /// Every metric and its value, sorted by label and dimensions.

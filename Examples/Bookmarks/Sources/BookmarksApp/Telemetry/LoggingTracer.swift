@@ -9,6 +9,7 @@ import Tracing
 /// A span started inside another (the task's `ServiceContext` holds the parent) keeps the
 /// parent's trace id, so a request's span and the database statements it ran share one.
 public struct LoggingTracer: Tracer {
+    /// The spans it makes.
     public typealias Span = LoggingSpan
 
     let logger: Logger
@@ -20,6 +21,7 @@ public struct LoggingTracer: Tracer {
         self.level = level
     }
 
+    /// Starts a span, a child of the context's span when it has one (same trace id).
     public func startSpan<Instant: TracerInstant>(
         _ operationName: String, context: @autoclosure () -> ServiceContext, ofKind kind: SpanKind,
         at instant: @autoclosure () -> Instant, function: String, file fileID: String, line: UInt
@@ -32,14 +34,18 @@ public struct LoggingTracer: Tracer {
                            parentSpanID: parent?.spanID, start: instant().nanosecondsSinceEpoch, tracer: self)
     }
 
+    /// Spans are not looked up by context here.
     public func activeSpan(identifiedBy context: ServiceContext) -> LoggingSpan? { nil }
 
+    /// Nothing is buffered: each span is logged when it ends.
     public func forceFlush() {}
 
     // Propagation across processes (W3C trace context headers) is out of this example's scope.
+    /// Injects nothing.
     public func inject<Carrier, Inject: Injector>(_ context: ServiceContext, into carrier: inout Carrier, using injector: Inject)
     where Inject.Carrier == Carrier {}
 
+    /// Extracts nothing.
     public func extract<Carrier, Extract: Extractor>(_ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract)
     where Extract.Carrier == Carrier {}
 
@@ -64,7 +70,9 @@ public struct LoggingTracer: Tracer {
 
 /// The ids of a ``LoggingSpan``, kept in the `ServiceContext` of the code it wraps.
 public struct LoggingSpanIdentity: Sendable, Equatable {
+    /// The trace's id (32 hex digits), shared by a span and its descendants.
     public var traceID: String
+    /// The span's own id (16 hex digits).
     public var spanID: String
 }
 
@@ -83,6 +91,7 @@ extension ServiceContext {
 /// A span of ``LoggingTracer``: it collects what is set on it and is logged when it ends.
 public final class LoggingSpan: Tracing.Span, @unchecked Sendable {
     // @unchecked: the mutable state is only touched under `lock`.
+    /// The context of the code the span wraps (it carries the span's ids).
     public let context: ServiceContext
     let identity: LoggingSpanIdentity
     let kind: SpanKind
@@ -119,29 +128,37 @@ public final class LoggingSpan: Tracing.Span, @unchecked Sendable {
         var errors: [String]
     }
 
+    /// The span's name.
     public var operationName: String {
         get { locked { name } }
         set { locked { name = newValue } }
     }
 
+    /// The attributes logged with the span.
     public var attributes: SpanAttributes {
         get { locked { storedAttributes } }
         set { locked { storedAttributes = newValue } }
     }
 
+    /// True until the span ends.
     public var isRecording: Bool { locked { !ended } }
 
+    /// Sets the status logged with the span.
     public func setStatus(_ status: SpanStatus) { locked { self.status = status } }
 
+    /// Events are not logged.
     public func addEvent(_ event: SpanEvent) {}
 
+    /// Links are not logged.
     public func addLink(_ link: SpanLink) {}
 
+    /// Adds the error to the ones logged with the span.
     public func recordError<Instant: TracerInstant>(_ error: any Error, attributes: SpanAttributes, at instant: @autoclosure () -> Instant) {
         let text = "\(error)"
         locked { errors.append(text) }
     }
 
+    /// Logs the span (once).
     public func end<Instant: TracerInstant>(at instant: @autoclosure () -> Instant) {
         let end = instant().nanosecondsSinceEpoch
         let ended: Ended? = locked {
