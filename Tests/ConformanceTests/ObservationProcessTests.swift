@@ -20,7 +20,7 @@ struct ObservationProcessTests {
         try await observed.wait("the first result") { $0 == [0] }
         let writer = try await ObserveWriter(test, commits: 200, rate: 1000, rollbacks: true)
         #expect(try await writer.waitForExit() == 0)
-        let values = try await observed.wait("the final state", timeout: 15) { $0.last == 200 }
+        let values = try await observed.wait("the final state", timeout: 60) { $0.last == 200 }
         #expect(values.first == 0)
         #expect(isIncreasing(values), "not in commit order: \(values)")
         #expect(values.allSatisfy { ($0 ?? -1) >= 0 }, "a rolled-back value was seen: \(values)")
@@ -92,7 +92,7 @@ struct ObservationRestartTests {
                 }
             }
         }
-        let values = try await observed.wait("the final state after the restart", timeout: 30) { $0.last == 6 }
+        let values = try await observed.wait("the final state after the restart", timeout: 60) { $0.last == 6 }
         #expect(isIncreasing(values), "\(values)")
         #expect(observed.failure.current == nil)
         try await observed.cancel()
@@ -119,7 +119,7 @@ struct ObservationListenerTests {
                 WITH cut AS (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = ?)
                 UPDATE counter SET value = ? WHERE id = 1 AND (SELECT count(*) FROM cut) >= 0
                 """, [.text(name), .integer(Int64(round))])
-            try await observed.wait("round \(round) after the listener was cut off", timeout: 10) { $0.last == round }
+            try await observed.wait("round \(round) after the listener was cut off", timeout: 60) { $0.last == round }
         }
         try await observed.cancel()
     }

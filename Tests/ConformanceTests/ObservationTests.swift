@@ -181,7 +181,7 @@ struct ObservationTests {
             try await Task.sleep(nanoseconds: 200_000_000)
             #expect(calls.current.isEmpty)
             try ObservedCounter.set(db, 3)
-            #expect(try await within(10, "a call") {
+            #expect(try await within(60, "a call") {
                 while calls.current.isEmpty { try await Task.sleep(nanoseconds: 5_000_000) }
                 return calls.current[0]
             } == ["counter"])
@@ -233,7 +233,7 @@ struct ObservationTests {
         try await first.cancel()
         #expect(try listeners() == 1)
         try await second.cancel()
-        let closed = try await within(10, "the listening connection to close") {
+        let closed = try await within(60, "the listening connection to close") {
             while try listeners() != 0 { try await Task.sleep(nanoseconds: 20_000_000) }
             return true
         }

@@ -82,9 +82,9 @@ struct ObservationExamples {
     }
 
     static func waitFor(_ what: String, _ condition: () -> Bool) async throws {
-        let deadline = Date(timeIntervalSinceNow: 10)
+        let deadline = Date(timeIntervalSinceNow: 60)
         while !condition() {
-            if Date() > deadline { throw WaitTimedOut(what: what, seconds: 10) }
+            if Date() > deadline { throw WaitTimedOut(what: what, seconds: 60) }
             try await Task.sleep(nanoseconds: 5_000_000)
         }
     }
@@ -115,7 +115,7 @@ struct ObservationExamples {
             try invalidateWhileTodosChange(db, log) {
                 try Self.addTodo(db, 3, "bread")
                 // The call comes on a thread of Unity's: wait for it before the observer goes.
-                let deadline = Date(timeIntervalSinceNow: 10)
+                let deadline = Date(timeIntervalSinceNow: 60)
                 while log.invalidated.current.isEmpty && Date() < deadline { usleep(5_000) }
             }
             #expect(log.invalidated.current == [["todos"]])

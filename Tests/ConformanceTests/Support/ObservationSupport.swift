@@ -52,7 +52,7 @@ final class ObservedValues<T: Sendable>: Sendable {
     /// Waits until `condition` holds for the values delivered so far (checking every 5 ms),
     /// for at most `timeout` seconds; throws ``WaitTimedOut`` with the values otherwise.
     @discardableResult
-    func wait(_ what: String, timeout: Double = 10, until condition: ([T]) -> Bool) async throws -> [T] {
+    func wait(_ what: String, timeout: Double = 60, until condition: ([T]) -> Bool) async throws -> [T] {
         let deadline = Date(timeIntervalSinceNow: timeout)
         while true {
             let now = values.current
@@ -64,7 +64,7 @@ final class ObservedValues<T: Sendable>: Sendable {
     }
 
     /// Cancels the consuming task and waits (at most `timeout` s) until it ended.
-    func cancel(timeout: Double = 10) async throws {
+    func cancel(timeout: Double = 60) async throws {
         task.current?.cancel()
         try await wait("the end of the observation", timeout: timeout) { _ in finished.current }
     }
@@ -180,7 +180,7 @@ final class ObserveWriter: @unchecked Sendable {
     }
 
     /// Waits (at most `timeout` s) for a line of output equal to `line`.
-    func waitForLine(_ line: String, timeout: Double = 10) async throws {
+    func waitForLine(_ line: String, timeout: Double = 60) async throws {
         let deadline = Date(timeIntervalSinceNow: timeout)
         while !lines.current.contains(line) {
             if !process.isRunning && !lines.current.contains(line) {
