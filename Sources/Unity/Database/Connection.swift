@@ -68,7 +68,7 @@ public final class Connection {
     }
 
     @inline(__always)
-    private func log(_ sql: String, _ bindings: [DatabaseValue]) {
+    func log(_ sql: String, _ bindings: [DatabaseValue]) {
         configuration.logStatement(sql, bindings)
     }
 
@@ -123,7 +123,7 @@ public final class Connection {
     /// can no longer commit, and afterwards notes a failure or a transaction ended under an
     /// open scope. Outside any scope of this connection it adds nothing but the cancel check.
     @inline(__always)
-    private func perform<R>(_ sql: String, _ body: () throws -> R) throws -> R {
+    func perform<R>(_ sql: String, _ body: () throws -> R) throws -> R {
         try checkCancelled(sql)
         guard scopeDepth > 0 else {
             if commitPositionSink != nil { ranStatementsOutsideTransactions = true }
