@@ -20,9 +20,14 @@ import Foundation
 /// `UNITY_PGBOUNCER_POOLED_URL`, else `UNITY_PGBOUNCER_URL`, which scripts/with-postgres sets;
 /// without either it is skipped). PostgreSQL only; the ratio is to raw libpq straight to the
 /// server, as for every subject.
+///
+/// `core-copy` runs the insert workload through `Connection.copy(into:columns:rows:)` (binary
+/// COPY on PostgreSQL, a prepared INSERT per row on SQLite) whatever the batch's size: beside
+/// `core`'s pipelined INSERTs at small `--rows` it shows where COPY starts to pay
+/// (`Connection.copyThreshold`).
 struct CoreSubject: BenchSubject {
     /// How the `concurrent` workload calls Unity, or which pooler setting the core runs with.
-    enum Form: Sendable { case readClosure, asyncStatement, pipelinedStatement, pooler, pgbouncer }
+    enum Form: Sendable { case readClosure, asyncStatement, pipelinedStatement, pooler, pgbouncer, copy }
 
     /// The workloads the pooler forms run: lookups, fetch and insert.
     static let poolerWorkloads: Set<Workload> = [.insert, .fetch, .lookup, .concurrent]
@@ -43,6 +48,7 @@ struct CoreSubject: BenchSubject {
         case .pipelinedStatement: "core-pipelined"
         case .pooler: "core-pooler"
         case .pgbouncer: "core-pgbouncer"
+        case .copy: "core-copy"
         }
     }
     var runsConcurrent: Bool { true }
@@ -56,6 +62,7 @@ struct CoreSubject: BenchSubject {
             }
             return nil
         }
+        if form == .copy { return workload == .insert ? nil : "core-copy measures the insert workload only" }
         if concurrentOnly && workload != .concurrent { return "\(name) runs the concurrent workload only" }
         return workload == .upsert ? "the upsert workload measures the SQL-first flavor's duplicate rules" : nil
     }
@@ -118,6 +125,18 @@ final class CoreSession: BenchSession {
         switch workload {
         case .upsert:
             throw BenchError("core: no upsert workload")
+        case .insert where form == .copy:
+            let records = BenchData.records(count: rows)
+            checksum = try await database.withConnection { conn in
+                var checksum = Checksum()
+                try conn.copy(into: "bench", columns: ["id", "name", "score", "created_at", "rank", "payload"],
+                              rows: records.lazy.map { record in
+                                  checksum.add(record)
+                                  return [.integer(record.id), .text(record.name), .double(record.score), .date(record.createdAt),
+                                          record.rank.databaseValue, .blob(record.payload)]
+                              })
+                return checksum
+            }
         case .insert:
             let records = BenchData.records(count: rows)
             checksum = try await database.write { conn in
