@@ -230,7 +230,7 @@ final class CoreSession: BenchSession {
             let database = database
             let tableRows = spec.tableRows
             switch form {
-            case .readClosure, .pooler, .pgbouncer:
+            case .readClosure, .pooler, .pgbouncer, .copy:
                 checksum = try await ConcurrentLookups.runTasks(spec.tasks, rows: rows) { indices in
                     var checksum = Checksum()
                     for index in indices {
