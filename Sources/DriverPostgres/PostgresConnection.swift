@@ -162,7 +162,7 @@ final class PostgresConnection: DriverConnection {
     private var cursorBatchesRead: [String: (statement: PGPreparedStatement, result: OpaquePointer?)] = [:]
     /// The BEGIN sent for the transaction now open on the server, when Unity sent it (nil
     /// once that transaction ends, or when it began some other way).
-    private var runningBegin: String?
+    var runningBegin: String?
 
     /// The session settings the driver's encoding and decoding rely on, set on every new
     /// connection (so after every reconnect too), after whatever the server's configuration,
@@ -445,7 +445,7 @@ final class PostgresConnection: DriverConnection {
 
     /// Runs a BEGIN that was waiting for a statement to travel with, on its own (before a
     /// cursor, a batch or a script).
-    private func flushPendingBegin(_ conn: OpaquePointer) throws {
+    func flushPendingBegin(_ conn: OpaquePointer) throws {
         guard let begin = pendingBegin else { return }
         pendingBegin = nil
         if transactionPooler {
@@ -488,7 +488,7 @@ final class PostgresConnection: DriverConnection {
 
     /// The libpq handle, or a `DatabaseError.misuse(_:)` when the connection is closed or
     /// a cursor is streaming on it.
-    private func readyHandle(keepingCommitReply: Bool = false) throws -> OpaquePointer {
+    func readyHandle(keepingCommitReply: Bool = false) throws -> OpaquePointer {
         guard let handle else {
             throw DatabaseError.misuse("this PostgreSQL connection is closed; open a new one")
         }
@@ -570,7 +570,7 @@ final class PostgresConnection: DriverConnection {
 
     /// The cached prepared statement for `sql` with these parameter types, preparing and
     /// describing it on first use.
-    private func statement(for sql: String, types: [Oid], on conn: OpaquePointer) throws -> PGPreparedStatement {
+    func statement(for sql: String, types: [Oid], on conn: OpaquePointer) throws -> PGPreparedStatement {
         useCounter &+= 1
         if let cached = cachedStatement(sql, types: types) {
             cached.lastUse = useCounter

@@ -224,6 +224,25 @@ struct ORMWriter {
     private func insertMany(_ objects: [AmigoModel], model: ORMModel, key pk: MappedColumn) throws {
         var visiting = Set<ObjectIdentifier>()
         for o in objects { try saveRelated(of: o, model: model, visiting: &visiting) }
+        if objects.count >= Connection.copyThreshold, conn.dialect.supportsCopy {
+            // A long run of new objects is one COPY (PostgreSQL), their keys taken from the
+            // key's sequence in the same order.
+            var names: [String] = []
+            var rows: [[DatabaseValue]] = []
+            rows.reserveCapacity(objects.count)
+            for o in objects {
+                let (n, v) = try values(of: o, model: model, includeKey: false)
+                names = n
+                rows.append(v)
+            }
+            if let keys = try conn.insertByCopyIfWorthwhile(
+                into: model.tableName, columns: names, count: rows.count, generatedIdColumn: pk.name,
+                row: { index, values in values = rows[index] }) {
+                for (o, key) in zip(objects, keys) { try pk.assign(.integer(key), to: o) }
+                for o in objects { try maintainLinks(of: o, model: model) }
+                return
+            }
+        }
         try forEachChunk(of: objects, model: model, includeKey: false) { slice, names, rows in
             let insert = SQLInsert(into: model.tableName, columns: names, values: rows).returning(.column(pk.name))
             let keys = try conn.fetchAll(.insert(insert))

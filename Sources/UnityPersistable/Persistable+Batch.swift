@@ -214,12 +214,16 @@ struct BatchInsert<Record: Persistable> {
     @usableFromInline var last: (write: PlannedWrite, group: Int)?
     /// The copies returned, in the order given.
     @usableFromInline var copies: SavedCopies<Record>
+    /// True when the batch is large enough for COPY (PostgreSQL): each group's rows are kept
+    /// until the end and loaded at once, instead of written a chunk at a time.
+    @usableFromInline let accumulates: Bool
 
     @inlinable
     init(_ conn: Connection, count: Int, includeId: Bool) {
         self.conn = conn
         self.includeId = includeId
         copies = SavedCopies(count: count)
+        accumulates = count >= Connection.copyThreshold && conn.dialect.supportsCopy
     }
 
     /// Plans the insert of the record at `index`; a full chunk is written at once.
@@ -227,7 +231,7 @@ struct BatchInsert<Record: Persistable> {
     mutating func add(_ write: PlannedWrite, at index: Int) throws {
         let group = self.group(of: write)
         groups[group].pending.append((index, write))
-        if groups[group].pending.count >= groups[group].rowLimit { try flush(group) }
+        if !accumulates, groups[group].pending.count >= groups[group].rowLimit { try flush(group) }
     }
 
     /// Writes what is pending and returns every copy.
@@ -269,12 +273,43 @@ struct BatchInsert<Record: Persistable> {
         return true
     }
 
-    /// Writes the group's pending rows as one INSERT and builds their copies.
+    /// Writes the group's pending rows (by COPY when there are enough of them, else as
+    /// multi-row INSERTs of at most the group's row limit) and builds their copies.
     @inlinable
     mutating func flush(_ group: Int) throws {
-        let chunk = groups[group].pending
-        guard !chunk.isEmpty else { return }
+        let pending = groups[group].pending
+        guard !pending.isEmpty else { return }
         groups[group].pending.removeAll(keepingCapacity: true)
+        let columns = groups[group].columns
+        if !columns.isEmpty {
+            let assignsIds = !groups[group].namesIds
+            let includeId = self.includeId
+            let ids = try conn.insertByCopyIfWorthwhile(
+                into: Record.tableName, columns: columns, count: pending.count, generatedIdColumn: assignsIds ? "id" : nil
+            ) { index, values in
+                values.removeAll(keepingCapacity: true)
+                pending[index].write.appendInsertValues(to: &values, includeId: includeId)
+            }
+            if let ids {
+                for (position, (index, var write)) in pending.enumerated() {
+                    if assignsIds { write.id = Int(ids[position]) }
+                    try copies.add(write, at: index)
+                }
+                return
+            }
+        }
+        let limit = groups[group].rowLimit
+        var start = 0
+        while start < pending.count {
+            let end = min(start + limit, pending.count)
+            try insert(group, pending[start..<end])
+            start = end
+        }
+    }
+
+    /// Writes rows of a group as one INSERT and builds their copies.
+    @inlinable
+    mutating func insert(_ group: Int, _ chunk: ArraySlice<(index: Int, write: PlannedWrite)>) throws {
         let columns = groups[group].columns
         let table = Record.tableName
         if columns.isEmpty {

@@ -15,8 +15,8 @@ public final class ManagedObjectContext {
     var pendingError: (any Error)?
     /// Inserts of models keyed by their own attribute, run by the next flush: each model's
     /// INSERT text (rendered once per context from the AST) and the values bound to it.
-    private var pendingInserts: [(sql: String, values: [DatabaseValue])] = []
-    private var insertTexts: [ObjectIdentifier: String] = [:]
+    private var pendingInserts: [(sql: String, table: String, columns: [String], values: [DatabaseValue])] = []
+    private var insertTexts: [ObjectIdentifier: (sql: String, columns: [String])] = [:]
     /// False once the `perform` that made this context has ended: every later use of the
     /// context or of its objects throws ``PredicatesError/wrongContext(_:)``.
     @usableFromInline var isActive = true
@@ -84,13 +84,20 @@ public final class ManagedObjectContext {
             let inserts = pendingInserts
             pendingInserts = []
             // Runs of one model's inserts are one batch: one prepared statement on SQLite,
-            // one pipeline on PostgreSQL.
+            // one pipeline on PostgreSQL, or one COPY there when the run is long enough.
             var start = inserts.startIndex
             while start < inserts.endIndex {
                 let sql = inserts[start].sql
                 var end = start + 1
                 while end < inserts.endIndex, inserts[end].sql == sql { end += 1 }
-                try connection.executeBatch(sql, bindingSets: inserts[start..<end].map(\.values))
+                let copied = try connection.insertByCopyIfWorthwhile(
+                    into: inserts[start].table, columns: inserts[start].columns, count: end - start
+                ) { index, values in
+                    values = inserts[start + index].values
+                }
+                if copied == nil {
+                    try connection.executeBatch(sql, bindingSets: inserts[start..<end].map(\.values))
+                }
                 start = end
             }
         }
@@ -182,15 +189,16 @@ public final class ManagedObjectContext {
                 throw PredicatesError.conversion(column: PlainObject.keyColumn, type: "Int64", value: values[keyIndex])
             }
             let model = ObjectIdentifier(PlainObject.self)
-            let sql: String
+            let insert: (sql: String, columns: [String])
             if let known = insertTexts[model] {
-                sql = known
+                insert = known
             } else {
-                sql = try connection.render(.insert(SQLInsert(
-                    into: PlainObject.entityName, columns: attributes.map(\.name), placeholderRows: 1))).sql
-                insertTexts[model] = sql
+                let columns = attributes.map(\.name)
+                insert = (try connection.render(.insert(SQLInsert(
+                    into: PlainObject.entityName, columns: columns, placeholderRows: 1))).sql, columns)
+                insertTexts[model] = insert
             }
-            pendingInserts.append((sql, values))
+            pendingInserts.append((insert.sql, PlainObject.entityName, insert.columns, values))
             return ManagedObject(context: self, primaryKey: key, values: values)
         }
         try flush()

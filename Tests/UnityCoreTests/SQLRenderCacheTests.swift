@@ -186,6 +186,6 @@ extension SQLDialect {
             offsetRequiresLimit: p.offsetRequiresLimit, autoIncrementPrimaryKey: p.autoIncrementPrimaryKey,
             primaryKeyNeedsExplicitNotNull: p.primaryKeyNeedsExplicitNotNull, binaryLiteralStyle: p.binaryLiteralStyle,
             inlineDateSuffix: p.inlineDateSuffix, typeNames: p.typeNames, beginStatements: p.beginStatements,
-            supportsServerCursors: p.supportsServerCursors, cacheCapacity: capacity)
+            supportsServerCursors: p.supportsServerCursors, supportsCopy: p.supportsCopy, cacheCapacity: capacity)
     }
 }

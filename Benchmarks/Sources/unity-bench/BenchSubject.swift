@@ -91,6 +91,8 @@ enum SubjectRegistry {
             CoreSubject(backend: .postgres, form: .pipelinedStatement),
             CoreSubject(backend: .postgres, form: .pooler),
             CoreSubject(backend: .postgres, form: .pgbouncer),
+            CoreSubject(backend: .sqlite, form: .copy),
+            CoreSubject(backend: .postgres, form: .copy),
             ModelDefSubject(backend: .sqlite),
             ModelDefSubject(backend: .postgres),
             ModelDefGenSubject(backend: .sqlite),

@@ -197,9 +197,87 @@ public protocol DriverConnection: AnyObject {
     /// whose ``DatabaseDriver/reportsCommitsThroughConnections`` is true: it must cost nothing
     /// when the sink is the one already set. The default does nothing.
     func reportCommits(to sink: DatabaseChangeSink?)
+    /// True when the driver streams bulk loads and exports with COPY
+    /// (``copyIn(_:nextRow:)``, ``copyOut(_:onRow:)``). The default is false.
+    var supportsCopy: Bool { get }
+
+    /// Streams rows into a table with `request.copySQL` (a `COPY … FROM STDIN (FORMAT
+    /// binary)`), each value encoded as the INSERT path binds it. `nextRow` fills its argument
+    /// with the next row's values (in `request.columns` order, without the generated id column)
+    /// and returns false at the end. Runs inside a transaction. Returns the rows written and
+    /// the ids allocated when `request.generatedIdColumn` is set. The default throws
+    /// ``DatabaseError/misuse(_:)``.
+    func copyIn(_ request: CopyInRequest, nextRow: (inout [DatabaseValue]) throws -> Bool) throws -> CopyInResult
+
+    /// Streams the rows of `request.copySQL` (a `COPY (SELECT …) TO STDOUT (FORMAT binary)`)
+    /// to `onRow`, decoded as `request.selectSQL`'s results would be, and returns how many
+    /// there were; nil (having run nothing) when a result column has a type the driver cannot
+    /// decode in binary. `onRow` may not run statements on this connection. The default
+    /// returns nil.
+    func copyOut(_ request: CopyOutRequest, onRow: (Row) throws -> Void) throws -> Int?
 
     /// Closes the connection. Further use throws.
     func close()
+}
+
+/// What a driver needs to run a bulk load (see ``DriverConnection/copyIn(_:nextRow:)``),
+/// rendered by the dialect.
+public struct CopyInRequest: Sendable {
+    /// The target table, unquoted.
+    public var table: String
+    /// The columns each row supplies, in order (without ``generatedIdColumn``).
+    public var columns: [String]
+    /// The `COPY table (columns) FROM STDIN (FORMAT binary)` statement, with
+    /// ``generatedIdColumn`` first when it is set.
+    public var copySQL: String
+    /// The one-row `INSERT` over the same columns as ``copySQL``, in the same order: what a
+    /// row runs when one of its values has no binary COPY form for its column (the rest of
+    /// the load then goes that way, so every value is stored as the INSERT path stores it).
+    public var insertSQL: String
+    /// A column whose values the driver allocates from its sequence, one per row, before the
+    /// load (PostgreSQL: `nextval` over `generate_series`), or nil.
+    public var generatedIdColumn: String?
+    /// The number of rows `nextRow` will give; required with ``generatedIdColumn``.
+    public var rowCount: Int?
+
+    /// Creates a request.
+    public init(table: String, columns: [String], copySQL: String, insertSQL: String,
+                generatedIdColumn: String? = nil, rowCount: Int? = nil) {
+        self.table = table
+        self.columns = columns
+        self.copySQL = copySQL
+        self.insertSQL = insertSQL
+        self.generatedIdColumn = generatedIdColumn
+        self.rowCount = rowCount
+    }
+}
+
+/// What a bulk load wrote.
+public struct CopyInResult: Sendable, Hashable {
+    /// The number of rows written.
+    public var rowCount: Int
+    /// The ids allocated for ``CopyInRequest/generatedIdColumn``, in row order (empty without one).
+    public var generatedIds: [Int64]
+
+    /// Creates a result.
+    public init(rowCount: Int, generatedIds: [Int64] = []) {
+        self.rowCount = rowCount
+        self.generatedIds = generatedIds
+    }
+}
+
+/// What a driver needs to run an export (see ``DriverConnection/copyOut(_:onRow:)``).
+public struct CopyOutRequest: Sendable {
+    /// The `COPY (SELECT …) TO STDOUT (FORMAT binary)` statement.
+    public var copySQL: String
+    /// The SELECT alone, whose result columns say how the rows decode.
+    public var selectSQL: String
+
+    /// Creates a request.
+    public init(copySQL: String, selectSQL: String) {
+        self.copySQL = copySQL
+        self.selectSQL = selectSQL
+    }
 }
 
 extension DriverConnection {
@@ -273,6 +351,17 @@ extension DriverConnection {
 
     /// False: nothing is ever held back.
     public var holdsWork: Bool { false }
+
+    /// False: the engine has no COPY.
+    public var supportsCopy: Bool { false }
+
+    /// Throws ``DatabaseError/misuse(_:)``: the engine has no COPY.
+    public func copyIn(_ request: CopyInRequest, nextRow: (inout [DatabaseValue]) throws -> Bool) throws -> CopyInResult {
+        throw DatabaseError.misuse("this database engine has no COPY; Connection.copy(into:columns:rows:) runs prepared INSERTs on it")
+    }
+
+    /// Nil: the engine has no COPY.
+    public func copyOut(_ request: CopyOutRequest, onRow: (Row) throws -> Void) throws -> Int? { nil }
 }
 
 /// A forward-only stream of rows from one statement.

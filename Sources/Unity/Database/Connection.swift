@@ -76,7 +76,7 @@ public final class Connection {
     }
 
     @inline(__always)
-    private func log(_ sql: String, _ bindings: [DatabaseValue]) {
+    func log(_ sql: String, _ bindings: [DatabaseValue]) {
         configuration.logStatement(sql, bindings)
     }
 
@@ -132,7 +132,7 @@ public final class Connection {
     /// open scope. Outside any scope of this connection it adds nothing but the cancel check
     /// (and, with an instrumentation, its statement events).
     @inline(__always)
-    private func perform<R>(_ sql: String, batchSize: Int = 1, isScript: Bool = false, _ body: () throws -> R) throws -> R {
+    func perform<R>(_ sql: String, batchSize: Int = 1, isScript: Bool = false, _ body: () throws -> R) throws -> R {
         guard let instrumentation else { return try performUnobserved(sql, body) }
         let observation = instrumentation.statementStarting(DatabaseStatementEvent(
             sql: sql, dialect: dialect, pool: poolName, batchSize: batchSize, isScript: isScript, context: instrumentationContext))

@@ -297,8 +297,11 @@ struct ModelBatchRunner {
                 var attempt: [[Row]?] = []
                 var attemptChanged = 0
                 try conn.transaction { conn in
-                    try runPass(segment, on: conn, results: &attempt, collecting: collecting,
-                                mode: .plain, texts: &texts, changed: &attemptChanged)
+                    if try !copyPlainInserts(segment, on: conn, results: &attempt, collecting: collecting,
+                                             changed: &attemptChanged) {
+                        try runPass(segment, on: conn, results: &attempt, collecting: collecting,
+                                    mode: .plain, texts: &texts, changed: &attemptChanged)
+                    }
                 }
                 results.append(contentsOf: attempt)
                 changed += attemptChanged
@@ -309,6 +312,34 @@ struct ModelBatchRunner {
             start = end
         }
         return changed
+    }
+
+    /// Runs an attempt's statements as one COPY (PostgreSQL) when they are all new models'
+    /// inserts of one shape that may run plainly, and enough of them for COPY to pay
+    /// (``Connection/copyThreshold``): a COPY is a plain INSERT of every row, so a taken key
+    /// fails it with the same error, and the caller runs the attempt with the rules instead.
+    /// Returns false, having run nothing, otherwise.
+    private func copyPlainInserts(_ statements: ArraySlice<ModelStatement>, on conn: Connection, results: inout [[Row]?],
+                                  collecting: Bool, changed: inout Int) throws -> Bool {
+        guard statements.count >= Connection.copyThreshold, conn.dialect.supportsCopy,
+              let firstStatement = statements.first, firstStatement.steps.count == 1,
+              case .insert(let first) = firstStatement.steps[0], first.insertsPlainlyWhenKeysAreFree,
+              !first.columns.isEmpty else { return false }
+        var inserts: [BatchableInsert] = []
+        inserts.reserveCapacity(statements.count)
+        for statement in statements {
+            guard statement.steps.count == 1, case .insert(let insert) = statement.steps[0],
+                  insert.insertsPlainlyWhenKeysAreFree,
+                  insert.hasSameShape(as: first, conflict: insert.conflict) else { return false }
+            inserts.append(insert)
+        }
+        guard try conn.insertByCopyIfWorthwhile(into: first.table, columns: first.columns, count: inserts.count,
+                                                row: { index, values in values = inserts[index].values }) != nil else {
+            return false
+        }
+        changed += inserts.count
+        if collecting { results.append(contentsOf: repeatElement(nil, count: inserts.count)) }
+        return true
     }
 
     /// A taken key, or a NOT NULL column left nil by a model whose key is taken (the database

@@ -54,6 +54,9 @@ public struct SQLDialect: Sendable, Hashable {
     public var aggregateRenames: [String: String] { storage.aggregateRenames }
     /// Whether `DECLARE … CURSOR` / `FETCH` / `CLOSE` exist (PostgreSQL).
     public var supportsServerCursors: Bool { storage.supportsServerCursors }
+    /// Whether `COPY … FROM STDIN` / `COPY (…) TO STDOUT` exist (PostgreSQL): bulk loads and
+    /// exports stream rows instead of running one statement per row.
+    public var supportsCopy: Bool { storage.supportsCopy }
 
     /// The cache of rendered SQL per statement shape; not part of the dialect's identity.
     var cache: SQLRenderCache { storage.cache }
@@ -83,6 +86,7 @@ public struct SQLDialect: Sendable, Hashable {
         let decimalCollation: String?
         let aggregateRenames: [String: String]
         let supportsServerCursors: Bool
+        let supportsCopy: Bool
         let cache: SQLRenderCache
 
         init(
@@ -106,6 +110,7 @@ public struct SQLDialect: Sendable, Hashable {
             decimalCollation: String?,
             aggregateRenames: [String: String],
             supportsServerCursors: Bool,
+            supportsCopy: Bool,
             cache: SQLRenderCache
         ) {
             self.name = name
@@ -128,6 +133,7 @@ public struct SQLDialect: Sendable, Hashable {
             self.decimalCollation = decimalCollation
             self.aggregateRenames = aggregateRenames
             self.supportsServerCursors = supportsServerCursors
+            self.supportsCopy = supportsCopy
             self.cache = cache
         }
     }
@@ -140,7 +146,8 @@ public struct SQLDialect: Sendable, Hashable {
         supportsIsDistinctFrom: Bool, offsetRequiresLimit: Bool, autoIncrementPrimaryKey: String,
         primaryKeyNeedsExplicitNotNull: Bool, binaryLiteralStyle: SQLBinaryLiteralStyle, inlineDateSuffix: String,
         typeNames: SQLTypeNames, beginStatements: SQLBeginStatements, decimalCollation: String? = nil,
-        aggregateRenames: [String: String] = [:], supportsServerCursors: Bool = false, cacheCapacity: Int = 1_000
+        aggregateRenames: [String: String] = [:], supportsServerCursors: Bool = false, supportsCopy: Bool = false,
+        cacheCapacity: Int = 1_000
     ) {
         storage = Storage(
             name: name,
@@ -163,6 +170,7 @@ public struct SQLDialect: Sendable, Hashable {
             decimalCollation: decimalCollation,
             aggregateRenames: aggregateRenames,
             supportsServerCursors: supportsServerCursors,
+            supportsCopy: supportsCopy,
             cache: SQLRenderCache(capacity: cacheCapacity))
     }
 
@@ -195,7 +203,7 @@ public struct SQLDialect: Sendable, Hashable {
             bool: "BOOLEAN", text: "TEXT", varchar: "VARCHAR", blob: "BYTEA", date: "TIMESTAMPTZ", uuid: "UUID",
             decimal: "NUMERIC", json: "JSONB"),
         beginStatements: SQLBeginStatements(deferred: "BEGIN", immediate: "BEGIN", readOnly: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"),
-        supportsServerCursors: true)
+        supportsServerCursors: true, supportsCopy: true)
 
     /// The type name to write in `CAST(… AS type)`: ``typeName(_:)`` without the text
     /// collation (a collation cannot stand inside CAST).
@@ -307,7 +315,7 @@ public struct SQLDialect: Sendable, Hashable {
             && lhs.primaryKeyNeedsExplicitNotNull == rhs.primaryKeyNeedsExplicitNotNull
             && lhs.binaryLiteralStyle == rhs.binaryLiteralStyle && lhs.inlineDateSuffix == rhs.inlineDateSuffix
             && lhs.typeNames == rhs.typeNames && lhs.beginStatements == rhs.beginStatements
-            && lhs.supportsServerCursors == rhs.supportsServerCursors
+            && lhs.supportsServerCursors == rhs.supportsServerCursors && lhs.supportsCopy == rhs.supportsCopy
     }
 
     /// Hashes the dialect's name and type names (enough to spread distinct dialects).

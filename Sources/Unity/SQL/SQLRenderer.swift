@@ -140,6 +140,30 @@ struct SQLRenderer {
             try identifier(name)
         case .fullTextIndex(let s):
             try fullTextIndex(s)
+        case .copyFrom(let copy):
+            try requireCopy()
+            guard !copy.columns.isEmpty else { throw DatabaseError.misuse("a COPY into \(dialect.quoteIdentifier(copy.table)) needs at least one column") }
+            write("COPY ")
+            try identifier(copy.table)
+            write(" ")
+            try identifierList(copy.columns)
+            write(" FROM STDIN (FORMAT binary)")
+        case .copyTo(let s):
+            try requireCopy()
+            let before = bindings.count
+            write("COPY (")
+            try select(s)
+            write(") TO STDOUT (FORMAT binary)")
+            if bindings.count != before {
+                throw DatabaseError.misuse(
+                    "COPY (SELECT …) TO STDOUT takes no bind parameters, and Unity never inlines a value: export a query with values through Connection.copyOut, which then reads it with a server-side cursor")
+            }
+        }
+    }
+
+    private func requireCopy() throws {
+        guard dialect.supportsCopy else {
+            throw DatabaseError.misuse("\(dialect.name) has no COPY statement; Connection.copy(into:columns:rows:) and copyOut run prepared INSERTs and a cursor there")
         }
     }
 

@@ -48,4 +48,24 @@ public enum SQLStatement: Sendable, Hashable {
     /// One of the statements that create or drop a ``FullTextIndex`` (see
     /// ``FullTextIndex/createStatements(for:)``).
     indirect case fullTextIndex(SQLFullTextIndexStatement)
+    /// `COPY table (columns) FROM STDIN (FORMAT binary)`: the start of a bulk load whose rows
+    /// the driver streams (PostgreSQL; see ``Connection/copy(into:columns:rows:)``).
+    indirect case copyFrom(SQLCopyFrom)
+    /// `COPY (select) TO STDOUT (FORMAT binary)`: an export of the SELECT's rows, streamed
+    /// (PostgreSQL). COPY takes no bind parameters, so the SELECT may have none.
+    indirect case copyTo(SQLSelect)
+}
+
+/// The target of a bulk load: `COPY table (columns) FROM STDIN (FORMAT binary)`.
+public struct SQLCopyFrom: Sendable, Hashable {
+    /// The table the rows go into.
+    public var table: String
+    /// The columns each row supplies, in order; the others take their defaults.
+    public var columns: [String]
+
+    /// Creates the target of a bulk load into `table`'s `columns`.
+    public init(into table: String, columns: [String]) {
+        self.table = table
+        self.columns = columns
+    }
 }

@@ -24,9 +24,13 @@ import Foundation
 /// What metrics and tracing cost: `core-telemetry` (built with `--traits Telemetry`) runs
 /// `core`'s insert, lookup and concurrent workloads with `UnityTelemetry`'s
 /// `TelemetryInstrumentation` on (see TelemetrySupport.swift); `core` itself runs with none.
+/// `core-copy` runs the insert workload through `Connection.copy(into:columns:rows:)` (binary
+/// COPY on PostgreSQL, a prepared INSERT per row on SQLite) whatever the batch's size: beside
+/// `core`'s pipelined INSERTs at small `--rows` it shows where COPY starts to pay
+/// (`Connection.copyThreshold`).
 struct CoreSubject: BenchSubject {
     /// How the `concurrent` workload calls Unity, or which pooler setting the core runs with.
-    enum Form: Sendable { case readClosure, asyncStatement, pipelinedStatement, pooler, pgbouncer, telemetry }
+    enum Form: Sendable { case readClosure, asyncStatement, pipelinedStatement, pooler, pgbouncer, telemetry, copy }
 
     /// The workloads the pooler forms run: lookups, fetch and insert.
     static let poolerWorkloads: Set<Workload> = [.insert, .fetch, .lookup, .concurrent]
@@ -51,6 +55,7 @@ struct CoreSubject: BenchSubject {
         case .pooler: "core-pooler"
         case .pgbouncer: "core-pgbouncer"
         case .telemetry: "core-telemetry"
+        case .copy: "core-copy"
         }
     }
     var runsConcurrent: Bool { true }
@@ -67,6 +72,7 @@ struct CoreSubject: BenchSubject {
             }
             return nil
         }
+        if form == .copy { return workload == .insert ? nil : "core-copy measures the insert workload only" }
         if concurrentOnly && workload != .concurrent { return "\(name) runs the concurrent workload only" }
         return workload == .upsert ? "the upsert workload measures the SQL-first flavor's duplicate rules" : nil
     }
@@ -130,6 +136,18 @@ final class CoreSession: BenchSession {
         switch workload {
         case .upsert:
             throw BenchError("core: no upsert workload")
+        case .insert where form == .copy:
+            let records = BenchData.records(count: rows)
+            checksum = try await database.withConnection { conn in
+                var checksum = Checksum()
+                try conn.copy(into: "bench", columns: ["id", "name", "score", "created_at", "rank", "payload"],
+                              rows: records.lazy.map { record in
+                                  checksum.add(record)
+                                  return [.integer(record.id), .text(record.name), .double(record.score), .date(record.createdAt),
+                                          record.rank.databaseValue, .blob(record.payload)]
+                              })
+                return checksum
+            }
         case .insert:
             let records = BenchData.records(count: rows)
             checksum = try await database.write { conn in
@@ -223,7 +241,7 @@ final class CoreSession: BenchSession {
             let database = database
             let tableRows = spec.tableRows
             switch form {
-            case .readClosure, .pooler, .pgbouncer, .telemetry:
+            case .readClosure, .pooler, .pgbouncer, .telemetry, .copy:
                 checksum = try await ConcurrentLookups.runTasks(spec.tasks, rows: rows) { indices in
                     var checksum = Checksum()
                     for index in indices {

@@ -1,0 +1,197 @@
+import Foundation
+
+/// Bulk loads and exports: rows streamed into a table, and out of a query.
+///
+/// On PostgreSQL a load is one binary `COPY … FROM STDIN` and an export one
+/// `COPY (SELECT …) TO STDOUT`; on SQLite the same calls run one prepared INSERT per row in one
+/// transaction, and step the query. The rows stored are the same on both, value for value, as
+/// the INSERT path stores them.
+extension Connection {
+    /// The smallest batch of new rows that the flavors' pure-insert batches send through COPY,
+    /// on a backend that has it (PostgreSQL). Below it the pipelined INSERTs are as fast:
+    /// COPY pays a catalog lookup and a round trip of its own before its first row.
+    public static let copyThreshold = 500
+
+    /// Writes `rows` into `table`, one array of values per row in `columns` order, as one
+    /// all-or-nothing step: inside a transaction it is a savepoint's worth of work, outside
+    /// one it runs in its own. Returns the number of rows written.
+    ///
+    /// PostgreSQL streams the rows with binary `COPY table (columns) FROM STDIN`, each value
+    /// encoded as the INSERT path binds it (a value with no binary form for its column, such
+    /// as a `Date` into a `text` column, sends that row and the rest as INSERTs instead, so
+    /// the stored values never differ). SQLite runs one prepared INSERT per row. Values given
+    /// to an identity column move its sequence past them, as an INSERT does.
+    ///
+    /// - Throws: ``DatabaseError/misuse(_:)`` when a row's width is not the number of
+    ///   columns; the database's error (a constraint violation, …) as an INSERT would throw
+    ///   it. Nothing is written then.
+    @discardableResult
+    public func copy<Rows: Sequence>(into table: String, columns: [String], rows: Rows) throws -> Int
+    where Rows.Element == [DatabaseValue] {
+        var iterator = rows.makeIterator()
+        return try copy(into: table, columns: columns) { row in
+            guard let next = iterator.next() else { return false }
+            row = next
+            return true
+        }
+    }
+
+    /// Writes rows into `table` as ``copy(into:columns:rows:)`` does, taking them from
+    /// `nextRow`: each call fills its argument with the next row's values (in `columns`
+    /// order) and returns true, or returns false at the end. Rows are not collected first, so
+    /// a load of any size holds one row at a time (PostgreSQL: a buffer of 256 kB).
+    @discardableResult
+    public func copy(into table: String, columns: [String], nextRow: (inout [DatabaseValue]) throws -> Bool) throws -> Int {
+        try transaction(.immediate) { conn in
+            try conn.copyRows(into: table, columns: columns, generatedIdColumn: nil, rowCount: nil, nextRow: nextRow).rowCount
+        }
+    }
+
+    /// For the flavors' pure-insert batches: inserts `count` new rows by COPY when this
+    /// backend has it and `count` reaches ``copyThreshold``, in the open transaction, and
+    /// returns the ids allocated for `generatedIdColumn` in row order (empty without one);
+    /// returns nil, having run nothing, otherwise (the caller then runs its INSERTs).
+    ///
+    /// `row` fills its second argument with the values of row `index` in `columns` order
+    /// (without `generatedIdColumn`, whose values come from its sequence, allocated by one
+    /// `nextval` per row before the load: the ids are the ones an INSERT would have taken).
+    public func insertByCopyIfWorthwhile(
+        into table: String, columns: [String], count: Int, generatedIdColumn: String? = nil,
+        row: (_ index: Int, _ values: inout [DatabaseValue]) throws -> Void
+    ) throws -> [Int64]? {
+        guard count >= Self.copyThreshold, !columns.isEmpty || generatedIdColumn != nil,
+              dialect.supportsCopy, driverConnection.supportsCopy else { return nil }
+        if driverConnection.transactionStatus == .idle {
+            return try transaction(.immediate) { conn in
+                try conn.insertByCopyIfWorthwhile(into: table, columns: columns, count: count,
+                                                  generatedIdColumn: generatedIdColumn, row: row)
+            }
+        }
+        var index = 0
+        let result = try copyRows(into: table, columns: columns, generatedIdColumn: generatedIdColumn, rowCount: count) { values in
+            guard index < count else { return false }
+            try row(index, &values)
+            index += 1
+            return true
+        }
+        return result.generatedIds
+    }
+
+    /// Runs a load in the open transaction (or, on a backend without COPY, as batches of a
+    /// prepared INSERT).
+    private func copyRows(
+        into table: String, columns: [String], generatedIdColumn: String?, rowCount: Int?,
+        nextRow: (inout [DatabaseValue]) throws -> Bool
+    ) throws -> CopyInResult {
+        let allColumns = (generatedIdColumn.map { [$0] } ?? []) + columns
+        guard !allColumns.isEmpty else {
+            throw DatabaseError.misuse("a COPY into \(dialect.quoteIdentifier(table)) needs at least one column")
+        }
+        let width = columns.count
+        var rowNumber = 0
+        // Refuses what an INSERT's binding refuses before anything reaches the engine.
+        func checkedRow(_ values: inout [DatabaseValue]) throws -> Bool {
+            guard try nextRow(&values) else { return false }
+            rowNumber += 1
+            guard values.count == width else {
+                throw DatabaseError.misuse(
+                    "row \(rowNumber) of the COPY into \(self.dialect.quoteIdentifier(table)) has \(values.count) values for \(width) columns")
+            }
+            for value in values {
+                if case .json = value, let failure = JSONCoding.encodingFailure(in: value) { throw DatabaseError.misuse(failure) }
+            }
+            return true
+        }
+        let insertSQL = try render(.insert(SQLInsert(into: table, columns: allColumns, placeholderRows: 1))).sql
+        if dialect.supportsCopy, driverConnection.supportsCopy {
+            let copySQL = try render(.copyFrom(SQLCopyFrom(into: table, columns: allColumns))).sql
+            let request = CopyInRequest(table: table, columns: columns, copySQL: copySQL, insertSQL: insertSQL,
+                                        generatedIdColumn: generatedIdColumn, rowCount: rowCount)
+            return try perform(copySQL) {
+                log(copySQL, [])
+                return try driverConnection.copyIn(request, nextRow: checkedRow)
+            }
+        }
+        guard generatedIdColumn == nil else {
+            throw DatabaseError.misuse("ids are allocated for a COPY only on a backend with COPY")
+        }
+        // One prepared INSERT, reused row after row, in batches that bound the memory held.
+        var total = 0
+        var batch: [[DatabaseValue]] = []
+        batch.reserveCapacity(Self.copyBatchRows)
+        func flush() throws {
+            guard !batch.isEmpty else { return }
+            total += try perform(insertSQL) {
+                log(insertSQL, [])
+                return try driverConnection.executeBatch(insertSQL, bindingSets: batch)
+            }
+            batch.removeAll(keepingCapacity: true)
+        }
+        var values: [DatabaseValue] = []
+        while try checkedRow(&values) {
+            batch.append(values)
+            if batch.count == Self.copyBatchRows { try flush() }
+        }
+        try flush()
+        return CopyInResult(rowCount: total)
+    }
+
+    /// How many rows a backend without COPY inserts per batch.
+    static let copyBatchRows = 1_000
+
+    /// Streams the rows of `select` to `body` and returns how many there were: an export
+    /// that holds no more than a batch of rows at a time.
+    ///
+    /// PostgreSQL: one binary `COPY (SELECT …) TO STDOUT`, its rows decoded as the query's
+    /// would be, when the query has no bound values (COPY takes none, and Unity never inlines
+    /// one) and every result column has a binary decoder; otherwise a server-side cursor
+    /// (``forEachRowInBatches(_:batchSize:_:)``). While COPY streams, `body` must not run
+    /// statements on this connection (they throw ``DatabaseError/misuse(_:)``). SQLite: the
+    /// statement is stepped row by row. Outside a transaction the export runs in one of its own.
+    @discardableResult
+    public func copyOut(_ select: SQLSelect, _ body: (Row) throws -> Void) throws -> Int {
+        if driverConnection.transactionStatus == .idle {
+            return try transaction(.deferred) { try $0.copyOut(select, body) }
+        }
+        var count = 0
+        if dialect.supportsCopy, driverConnection.supportsCopy {
+            let selectSQL = try render(.select(select))
+            if selectSQL.bindings.isEmpty {
+                let copySQL = try render(.copyTo(select)).sql
+                let request = CopyOutRequest(copySQL: copySQL, selectSQL: selectSQL.sql)
+                let copied = try perform(copySQL) {
+                    log(copySQL, [])
+                    return try driverConnection.copyOut(request, onRow: body)
+                }
+                if let copied { return copied }
+            }
+            try forEachRowInBatches(select) { row in
+                count += 1
+                try body(row)
+            }
+            return count
+        }
+        try forEachRow(.select(select)) { row in
+            count += 1
+            try body(row)
+        }
+        return count
+    }
+}
+
+extension Database {
+    /// Writes `rows` into `table` on a writer connection, all or nothing; see
+    /// ``Connection/copy(into:columns:rows:)``. Returns the number of rows written.
+    @discardableResult
+    public func copy<Rows: Sequence>(into table: String, columns: [String], rows: Rows) throws -> Int
+    where Rows.Element == [DatabaseValue] {
+        try withConnection(role: .writer) { try $0.copy(into: table, columns: columns, rows: rows) }
+    }
+
+    /// Streams the rows of `select` to `body` in a read; see ``Connection/copyOut(_:_:)``.
+    /// Returns the number of rows.
+    @discardableResult
+    public func copyOut(_ select: SQLSelect, _ body: (Row) throws -> Void) throws -> Int {
+        try read { try $0.copyOut(select, body) }
+    }
+}

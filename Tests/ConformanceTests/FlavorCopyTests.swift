@@ -1,0 +1,122 @@
+import Foundation
+import Testing
+import Unity
+import UnityORMFields
+import UnityPersistable
+import UnityPredicates
+
+/// The flavors' pure-insert batches at and above `Connection.copyThreshold` (COPY on
+/// PostgreSQL, the INSERT path on SQLite): the same rows, ids and errors on both backends.
+@Suite("Flavors: batches large enough for COPY")
+struct FlavorCopyTests {
+    static let size = max(Connection.copyThreshold, 1_000) + 200
+
+    /// SQL-first: a batch of new models goes as one plain load; a taken key in it sends the
+    /// attempt through sModel's duplicate rules, which update that row.
+    @Test(arguments: Backend.allCases)
+    func sqlFirstNewModels(_ backend: Backend) throws {
+        typealias Thing = ModelDefFixtures.Thing
+        try withTestDatabase(backend) { db in
+            try ModelDefFixtures.migrate(db, backend)
+            try Thing(tid: "t00010", name: "old").save(in: db)
+            let tids = (0..<Self.size).map { String(format: "t%05d", $0) }
+            try DBManager.executeStatements(tids.enumerated().map { index, tid in
+                try Thing(tid: tid, name: index % 3 == 0 ? nil : "n\(index)").createSaveStatement()
+            }, in: db)
+            let stored = try Thing.allInstances(orderedBy: [.ascending("tid")], in: db)
+            #expect(stored.map(\.tid) == tids)
+            #expect(stored[10].name == "n10")
+            #expect(stored[9].name == nil && stored[11].name == "n11")
+            // A batch with no taken key.
+            try DBManager.executeStatements((0..<Self.size).map { try Thing(tid: "u\($0)", name: "u").createSaveStatement() }, in: db)
+            #expect(try Thing.numberOfInstancesWhere("name = ?", "u", in: db) == Self.size)
+        }
+    }
+
+    /// Persistable: `insertAll` returns the database's ids in the order given; a taken id in
+    /// the middle is the core's unique-constraint error, and nothing is kept.
+    @Test(arguments: Backend.allCases)
+    func persistableInsertAll(_ backend: Backend) throws {
+        typealias Order = PersistableFixtures.Order
+        try PersistableFixtures.withWorld(backend) { db in
+            let first = try Order.insertAll([Order(hatId: -1, customerId: nil, quantity: 1)], db)
+            let firstId = try #require(first.first?.id)
+            let orders = (0..<Self.size).map { Order(hatId: $0, customerId: $0 % 2 == 0 ? 7 : 8, quantity: 2, note: "n\($0)") }
+            let copies = try Order.insertAll(orders, db)
+            #expect(copies.map(\.id) == (1...Self.size).map { firstId + $0 })
+            #expect(copies.map(\.hatId) == Array(0..<Self.size))
+            let stored = try Query<Order>().order("id", .orderedAscending).allOrThrow(db)
+            #expect(stored.count == Self.size + 1)
+            #expect(stored.last?.id == firstId + Self.size && stored.last?.note == "n\(Self.size - 1)")
+            #expect(stored[1].customerId == 7 && stored[2].customerId == 8)
+            // The next generated id follows the batch's.
+            let after = try Order.insertAll([Order(hatId: -2, customerId: nil, quantity: 1)], db)
+            #expect(after.first?.id == firstId + Self.size + 1)
+
+            var keyed = try (0..<Self.size).map { index in
+                try Order(databaseRow: DatabaseRow(data: ["id": .integer(Int64(100_000 + index)), "hat_id": .integer(Int64(index)), "quantity": 3]))
+            }
+            keyed[Self.size / 2] = try Order(databaseRow: DatabaseRow(data: ["id": .integer(Int64(firstId)), "hat_id": 0, "quantity": 3]))
+            let error = #expect(throws: DatabaseError.self) { try Order.insertAll(keyed, db) }
+            guard case .constraintViolation(.unique, _)? = error else {
+                Issue.record("expected a unique violation, got \(String(describing: error))")
+                return
+            }
+            #expect(try Query<Order>().countOrThrow(db) == Self.size + 2)
+        }
+    }
+
+    /// ORM: a session batch of new objects gets its generated keys, in order.
+    @Test(arguments: Backend.allCases)
+    func ormBatchOfNewObjects(_ backend: Backend) throws {
+        let (dog, person) = AmigoSeed.dogPerson()
+        try withAmigo(backend, [dog, person]) { amigo, test in
+            let session = try amigo.session
+            let one = AmigoSeed.Dog()
+            one.label = "first"
+            try session.add(one)
+            try session.commit()
+            let dogs = (0..<Self.size).map { index -> AmigoSeed.Dog in
+                let d = AmigoSeed.Dog()
+                d.label = "dog \(index)"
+                return d
+            }
+            let batch = try amigo.session
+            try batch.batch { b in b.add(dogs) }
+            try batch.commit()
+            #expect(dogs.map(\.id) == (1...Self.size).map { one.id + $0 })
+            let rows = try test.database.fetchAll(sql: "SELECT id, label FROM dog ORDER BY id")
+            #expect(rows.count == Self.size + 1)
+            #expect(rows[1]["label"] == .text("dog 0") && rows[1]["id"] == .integer(Int64(one.id + 1)))
+            #expect(rows.last?["label"] == .text("dog \(Self.size - 1)"))
+        }
+    }
+
+    /// Predicates: inserts of a model keyed by its own attribute in one perform; a duplicate
+    /// key among them fails the perform, which leaves nothing.
+    @Test(arguments: Backend.allCases)
+    func predicatesInsertsInOnePerform(_ backend: Backend) throws {
+        try withTestDatabase(backend) { db in
+            let container = PersistentContainer(database: db, models: [PKeyed.self])
+            try container.perform { ctx in
+                for i in 1...Self.size { _ = try ctx.insert(PKeyed(id: Int64(i), label: "l\(i)", score: i % 4 == 0 ? nil : Double(i) / 2)) }
+            }
+            let labels = try container.perform { ctx in try ctx.fetch(PKeyed.all.sort(\.id), \.label) }
+            #expect(labels == (1...Self.size).map { "l\($0)" })
+            let scores = try container.perform { ctx in try ctx.fetch(PKeyed.all.where(\PKeyed.id <= 4).sort(\.id), \.score) }
+            #expect(scores == [0.5, 1.0, 1.5, nil])
+            let error = #expect(throws: DatabaseError.self) {
+                try container.perform { ctx in
+                    for i in 1...Self.size { _ = try ctx.insert(PKeyed(id: Int64(Self.size + i), label: "new")) }
+                    _ = try ctx.insert(PKeyed(id: 5, label: "duplicate"))
+                    for i in 1...Self.size { _ = try ctx.insert(PKeyed(id: Int64(3 * Self.size + i), label: "new")) }
+                }
+            }
+            guard case .constraintViolation(.unique, _)? = error else {
+                Issue.record("expected a unique violation, got \(String(describing: error))")
+                return
+            }
+            #expect(try container.perform { ctx in try ctx.count(of: PKeyed.all) } == Self.size)
+        }
+    }
+}
