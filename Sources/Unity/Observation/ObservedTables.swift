@@ -100,6 +100,15 @@ enum ObservedTables {
                     try walk(branch.result)
                 }
                 if let otherwise { try walk(otherwise) }
+            case .json(.extract(let document, _, _)), .json(.exists(let document, _)):
+                try walk(document)
+            case .json(.contains(let document, _, let value)):
+                try walk(document)
+                try walk(value)
+            case .fullText(let search):
+                // The index's table (SQLite's FTS5 table follows it by triggers, in the same
+                // transaction).
+                tables.insert(search.index.table)
             case .fragment(let fragment):
                 // A fragment is a user's text: one that holds no SELECT reads no table.
                 if containsSelect(fragment.sql) {
