@@ -17,11 +17,12 @@ extension ModelDef {
     /// conflict on another unique key still throws, and nothing is written.
     ///
     /// - Parameters:
-    ///   - keys: The coding keys of the unique key that may conflict; the primary key when nil.
+    ///   - keys: The columns (coding keys' names) of the unique key that may conflict; the
+    ///     primary key when nil.
     ///   - db: The database; the default database when nil.
     /// - Throws: ``DatabaseError`` (nothing written), or a decoding error.
     @discardableResult
-    public func insertOrIgnore(onConflict keys: [any CodingKey]? = nil, in db: Database? = nil) throws -> Upserted<Self> {
+    public func insertOrIgnore(onConflict keys: [String]? = nil, in db: Database? = nil) throws -> Upserted<Self> {
         try Self.insertOrIgnore([self], onConflict: keys, in: db)[0]
     }
 
@@ -31,15 +32,16 @@ extension ModelDef {
     /// ```swift
     /// // Update the name only while the stored row is not archived:
     /// let result = try Thing(tid: "tid1", name: "new")
-    ///     .insertOrUpdate(updating: [Thing.CodingKeys.name],
+    ///     .insertOrUpdate(updating: ["name"],
     ///                     where: .raw(#""Thing"."archived" = ?"#, [.bool(false)]))
     /// result.outcome   // .inserted, .updated, or .unchanged when the condition declined
     /// ```
     ///
     /// - Parameters:
-    ///   - keys: The coding keys of the unique key that may conflict; the primary key when nil.
-    ///   - columns: The columns to update; nil for every column except the conflict key's and
-    ///     the primary key's.
+    ///   - keys: The columns (coding keys' names) of the unique key that may conflict; the
+    ///     primary key when nil.
+    ///   - columns: The columns (coding keys' names) to update; nil for every column except the
+    ///     conflict key's and the primary key's.
     ///   - condition: A condition on the existing row (a fragment such as
     ///     `.raw(#""Thing"."version" < ?"#, [.integer(3)])`, or an expression); the row is left
     ///     unchanged when it does not hold. Name the existing row's columns with the table name,
@@ -47,7 +49,7 @@ extension ModelDef {
     ///   - db: The database; the default database when nil.
     /// - Throws: ``DatabaseError`` (nothing written), or a decoding error.
     @discardableResult
-    public func insertOrUpdate(onConflict keys: [any CodingKey]? = nil, updating columns: [any CodingKey]? = nil,
+    public func insertOrUpdate(onConflict keys: [String]? = nil, updating columns: [String]? = nil,
                                where condition: SQLExpression? = nil, in db: Database? = nil) throws -> Upserted<Self> {
         try Self.insertOrUpdate([self], onConflict: keys, updating: columns, where: condition, in: db)[0]
     }
@@ -59,7 +61,7 @@ extension ModelDef {
     /// came earlier in the batch starts a new statement, so the batch means what upserting the
     /// models one by one would. A failure writes nothing.
     @discardableResult
-    public static func insertOrIgnore(_ models: [Self], onConflict keys: [any CodingKey]? = nil,
+    public static func insertOrIgnore(_ models: [Self], onConflict keys: [String]? = nil,
                                       in db: Database? = nil) throws -> [Upserted<Self>] {
         try upsert(models, onConflict: keys, updating: nil, where: nil, ignoring: true, in: db)
     }
@@ -72,13 +74,13 @@ extension ModelDef {
     /// came earlier in the batch starts a new statement, so the batch means what upserting the
     /// models one by one would. A failure writes nothing.
     @discardableResult
-    public static func insertOrUpdate(_ models: [Self], onConflict keys: [any CodingKey]? = nil,
-                                      updating columns: [any CodingKey]? = nil, where condition: SQLExpression? = nil,
+    public static func insertOrUpdate(_ models: [Self], onConflict keys: [String]? = nil,
+                                      updating columns: [String]? = nil, where condition: SQLExpression? = nil,
                                       in db: Database? = nil) throws -> [Upserted<Self>] {
         try upsert(models, onConflict: keys, updating: columns, where: condition, ignoring: false, in: db)
     }
 
-    private static func upsert(_ models: [Self], onConflict keys: [any CodingKey]?, updating updated: [any CodingKey]?,
+    private static func upsert(_ models: [Self], onConflict keys: [String]?, updating updated: [String]?,
                                where condition: SQLExpression?, ignoring: Bool, in db: Database?) throws -> [Upserted<Self>] {
         guard let first = models.first else { return [] }
         let database = try DBManager.resolve(db)
@@ -87,7 +89,7 @@ extension ModelDef {
             throw DatabaseError.misuse("\(Self.self) encodes no columns, so there is nothing to insert")
         }
         let primary = first.primaryKeys.map(\.stringValue)
-        let target = keys?.map(\.stringValue) ?? primary
+        let target = keys ?? primary
         if target.isEmpty {
             throw DatabaseError.misuse("\(Self.self) declares no primaryKeys: name the unique key's columns with onConflict:")
         }
@@ -105,7 +107,7 @@ extension ModelDef {
         if ignoring {
             action = .ignore
         } else {
-            let named = updated?.map(\.stringValue)
+            let named = updated
             if let named {
                 try first.checkKeysAreColumns(named, firstColumns)
             }
