@@ -25,12 +25,16 @@ struct Topic: ManagedObjectConvertible, Equatable {
                 let first = try context.insertOrIgnore(Topic(slug: "swift", title: "Swift", views: 10), onConflict: [\Topic.slug])
                 let again = try context.insertOrIgnore(Topic(slug: "swift", title: "Taylor", views: 0), onConflict: [\Topic.slug])
                 // again.value.decode() is the stored topic: title "Swift", 10 views
-                #expect(try again.value.decode() == Topic(slug: "swift", title: "Swift", views: 10))
                 let renamed = try context.insertOrUpdate(Topic(slug: "swift", title: "Swift 6", views: 0),
                                                          onConflict: [\Topic.slug], updating: [\Topic.title])
                 return [first.outcome, again.outcome, renamed.outcome]   // [.inserted, .unchanged, .updated]
             }
             #expect(outcomes == [.inserted, .unchanged, .updated])
+            // What `again` returned: the stored topic, read back inside the perform.
+            let stored = try container.perform { context in
+                try context.insertOrIgnore(Topic(slug: "swift", title: "Taylor", views: 0), onConflict: [\Topic.slug]).value.decode()
+            }
+            #expect(stored == Topic(slug: "swift", title: "Swift 6", views: 10))
 
             let kept = try container.perform { context in
                 try context.insertOrUpdate(Topic(slug: "swift", title: "Old news", views: 0), onConflict: [\Topic.slug],
