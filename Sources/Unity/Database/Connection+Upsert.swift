@@ -57,11 +57,12 @@ extension Connection {
     /// results[0].outcome   // .inserted or .updated
     /// ```
     ///
-    /// The rows go in one `INSERT … ON CONFLICT (target) DO …  RETURNING` statement per chunk
+    /// The rows go in one `INSERT … ON CONFLICT (target) DO … RETURNING` statement per chunk
     /// (as many rows as the bind-parameter limit allows; a row whose key is already in the
     /// chunk starts the next one, so a batch means the same as upserting its rows one by one,
-    /// on both backends), all inside one transaction (a savepoint when one is open): a failed
-    /// chunk leaves the table as it was. Rows left unchanged are read back by their key.
+    /// on both backends), all inside one transaction (a savepoint when one is open): when one
+    /// statement fails, nothing of the batch is kept. Rows left unchanged are read back by
+    /// their key.
     ///
     /// NULLs are distinct in a unique key, so a row with NULL in a target column never
     /// conflicts and is always inserted.
