@@ -131,7 +131,7 @@ final class PredicatesSession: BenchSession {
             let records = BenchData.records(count: rows, generation: 1)
             checksum = try await container.schedule { ctx in
                 var checksum = Checksum()
-                for result in try ctx.insertOrUpdate(records.map(BenchItem.init)) { checksum.add(try result.value.decode().record) }
+                for result in try ctx.insertOrUpdate(records.map { BenchItem($0) }) { checksum.add(try result.value.decode().record) }
                 return checksum
             }
         case .delete:
