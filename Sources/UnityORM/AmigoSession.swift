@@ -74,7 +74,7 @@ public final class AmigoSession {
     }
 
     /// Runs a write in a savepoint, so that a failure undoes it alone.
-    private func write<T>(_ body: (Connection) throws -> T) throws -> T {
+    func write<T>(_ body: (Connection) throws -> T) throws -> T {
         let result = try withConnection { conn in try conn.transaction(.immediate, body) }
         hasUncommittedWork = true
         return result

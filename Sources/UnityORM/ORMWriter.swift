@@ -12,7 +12,7 @@ struct ORMWriter {
 
     /// The values to write for `object` (defaults filled in and written back), with the
     /// primary key left out when the database generates it.
-    private func values(of object: AmigoModel, model: ORMModel, includeKey: Bool) throws -> (columns: [String], values: [DatabaseValue]) {
+    func values(of object: AmigoModel, model: ORMModel, includeKey: Bool) throws -> (columns: [String], values: [DatabaseValue]) {
         var names: [String] = []
         var values: [DatabaseValue] = []
         names.reserveCapacity(model.columns.count)
@@ -34,7 +34,7 @@ struct ORMWriter {
     }
 
     /// Saves the unsaved objects `object` points to.
-    private func saveRelated(of object: AmigoModel, model: ORMModel, visiting: inout Set<ObjectIdentifier>) throws {
+    func saveRelated(of object: AmigoModel, model: ORMModel, visiting: inout Set<ObjectIdentifier>) throws {
         for c in model.columns {
             guard case .toOne(let get, _, _)? = c.accessor, let related = get(object), let ref = c.reference else { continue }
             if try ref.model.savedKey(of: related) == nil {
@@ -91,7 +91,7 @@ struct ORMWriter {
     /// A through model's row keeps its own row of the relationship's link table (Amigo's
     /// association row): inserted with the through row, updated when the through row points
     /// elsewhere, deleted when it no longer points at both sides.
-    private func maintainLinks(of object: AmigoModel, model: ORMModel) throws {
+    func maintainLinks(of object: AmigoModel, model: ORMModel) throws {
         guard let entries = amigo.throughOf[ObjectIdentifier(model.type)], let pk = model.primaryKey else { return }
         let key = try pk.storedValue(of: object)
         if key.isNull { return }

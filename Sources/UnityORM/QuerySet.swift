@@ -255,6 +255,9 @@ public struct QuerySetUsing<T: AmigoModel> {
 /// A query resolved against the mapping: joins, columns, conditions.
 struct Plan<T: AmigoModel> {
     let model: ORMModel
+    /// The alias of the queried table: `t0`, or the table's own name where the condition is
+    /// used outside a SELECT (an upsert's condition on the existing row).
+    let root: String
     var joins: [SQLJoin] = []
     var joinAliases: [String: (alias: String, model: ORMModel)] = [:]
     var conditions: [SQLExpression] = []
@@ -264,10 +267,11 @@ struct Plan<T: AmigoModel> {
     /// position among the loaded objects, the model and the first column index.
     var relatedLoads: [(column: MappedColumn, parent: Int, model: ORMModel, start: Int)] = []
 
-    init(query: QuerySet<T>) throws {
+    init(query: QuerySet<T>, root: String = "t0") throws {
         let amigo = query.amigo
         model = try amigo.model(for: T.self)
-        for c in model.columns { columns.append(.expression(.column("t0", c.name), alias: nil)) }
+        self.root = root
+        for c in model.columns { columns.append(.expression(.column(root, c.name), alias: nil)) }
         if let (object, name) = query.following {
             let source = try amigo.model(for: type(of: object))
             guard let key = try source.savedKey(of: object) else {
@@ -278,15 +282,15 @@ struct Plan<T: AmigoModel> {
                 guard target === model else {
                     throw ORMError.misuse("\(source.typeName).\(name) leads to \(target.typeName): query(\(target.typeName).self)")
                 }
-                conditions.append(SQLExpression.column("t0", fk.name).equals(.bind(key)))
+                conditions.append(SQLExpression.column(root, fk.name).equals(.bind(key)))
             case .manyToMany(_, let target, let link, let through):
                 if target === model, let pk = model.primaryKey {
                     // Each related object once, however many link rows (through rows) lead to it.
                     let linked = SQLSelect(from: link.name).columns(.expression(.column(link.targetColumn)))
                         .where(SQLExpression.column(link.sourceColumn).equals(.bind(key)))
-                    conditions.append(.inSubquery(.column("t0", pk.name), linked, negated: false))
+                    conditions.append(.inSubquery(.column(root, pk.name), linked, negated: false))
                 } else if let through, through.model === model {
-                    conditions.append(SQLExpression.column("t0", through.sourceKey.name).equals(.bind(key)))
+                    conditions.append(SQLExpression.column(root, through.sourceKey.name).equals(.bind(key)))
                 } else {
                     throw ORMError.misuse("\(source.typeName).\(name) leads to \(target.typeName)"
                         + (through.map { " (through \($0.model.typeName))" } ?? "") + ", not to \(model.typeName)")
@@ -296,7 +300,7 @@ struct Plan<T: AmigoModel> {
         for path in query.related {
             var parentIndex = 0
             var current = model
-            var alias = "t0"
+            var alias = root
             var walked: [String] = []
             for part in path.split(separator: ".").map(String.init) {
                 guard let c = current.column(named: part), let ref = c.reference else {
@@ -323,17 +327,17 @@ struct Plan<T: AmigoModel> {
             conditions.append(try expression(node, filter: f.text, arguments: f.arguments))
         }
         let schema = amigo.predicateSchemas.schema(of: model)
-        for p in query.predicates { conditions.append(try p.compile(schema, "t0")) }
-        for e in query.expressionFilters { conditions.append(try e.compile(model, "t0")) }
+        for p in query.predicates { conditions.append(try p.compile(schema, root)) }
+        for e in query.expressionFilters { conditions.append(try e.compile(model, root)) }
         for o in query.orderings {
             switch o {
             case .path(let path, let ascending):
                 let (expr, _) = try resolve(path)
                 orderings.append(SQLOrdering(expr, ascending ? .ascending : .descending))
             case .descriptors(let descriptors):
-                orderings += try descriptors.compile(schema, "t0")
+                orderings += try descriptors.compile(schema, root)
             case .expression(let make):
-                orderings.append(make("t0"))
+                orderings.append(make(root))
             }
         }
     }
@@ -355,7 +359,7 @@ struct Plan<T: AmigoModel> {
     private mutating func resolve(_ path: String) throws -> (SQLExpression, MappedColumn) {
         let parts = path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         var current = model
-        var alias = "t0"
+        var alias = root
         var walked: [String] = []
         for (i, part) in parts.enumerated() {
             guard let c = current.column(named: part) else { throw ORMError.unknownColumn(model: model.typeName, name: path) }
@@ -411,7 +415,7 @@ struct Plan<T: AmigoModel> {
     }
 
     func select(limit: Int?, offset: Int?, keysOnly: Bool = false) -> SQLSelect {
-        var s = SQLSelect(from: model.tableName, as: "t0")
+        var s = SQLSelect(from: model.tableName, as: root)
         s.columns = keysOnly ? [.expression(.literal(.integer(1)), alias: "one")] : columns
         s.joins = joins
         if !conditions.isEmpty { s.whereCondition = .all(conditions) }

@@ -19,7 +19,7 @@ enum Expectations {
         switch spec.workload {
         case .insert, .fetch, .stream:
             for id in 1...Int64(max(spec.rows, 1)) where spec.rows > 0 { checksum.add(BenchData.record(id: id)) }
-        case .update, .upsert:
+        case .update, .upsert, .upsertBatch:
             for id in 1...Int64(max(spec.rows, 1)) where spec.rows > 0 { checksum.add(BenchData.record(id: id, generation: 1)) }
         case .delete:
             for id in 1...Int64(max(spec.rows, 1)) where spec.rows > 0 { checksum.add(hash: UInt64(id)) }
@@ -55,7 +55,7 @@ enum Expectations {
         switch spec.workload {
         case .insert:
             for id in 1...Int64(max(spec.rows, 1)) where spec.rows > 0 { checksum.add(BenchData.record(id: id)) }
-        case .update, .upsert:
+        case .update, .upsert, .upsertBatch:
             for id in 1...Int64(max(spec.rows, 1)) where spec.rows > 0 { checksum.add(BenchData.record(id: id, generation: 1)) }
         case .delete:
             for id in Int64(spec.rows + 1)...Int64(spec.rows + deleteSurvivors) { checksum.add(BenchData.record(id: id)) }
@@ -97,7 +97,7 @@ final class SQLiteFixture: BenchFixture {
         case .update:
             try seed(records: spec.rows, force: true)
             seededRecords = nil
-        case .upsert:
+        case .upsert, .upsertBatch:
             try seed(records: spec.tableRows, force: true)
             seededRecords = nil
         case .delete:
@@ -172,7 +172,7 @@ final class PostgresFixture: BenchFixture {
         case .update:
             try seed(records: spec.rows, force: true)
             seededRecords = nil
-        case .upsert:
+        case .upsert, .upsertBatch:
             try seed(records: spec.tableRows, force: true)
             seededRecords = nil
         case .delete:

@@ -28,6 +28,10 @@ enum Workload: String, CaseIterable, Sendable, Codable {
     /// already holds the first `tableRows` of them: a batch of inserts and duplicates, each
     /// duplicate updating its row (sModel's save rules; `INSERT … ON CONFLICT DO UPDATE` raw).
     case upsert
+    /// The same batch and table as `upsert`, through each flavor's insert-or-update call
+    /// (`INSERT … ON CONFLICT DO UPDATE … RETURNING`, the rows as stored handed back); raw runs
+    /// what it runs for `upsert`.
+    case upsertBatch = "upsert-batch"
     /// `rows` primary-key lookups shared by `tasks` concurrent tasks through a pool of 8
     /// connections (a server's load); see `Concurrent.swift`.
     case concurrent
@@ -135,7 +139,7 @@ enum BenchData {
         case .update:
             _ = records(count: spec.rows, generation: 0)
             _ = records(count: spec.rows, generation: 1)
-        case .upsert:
+        case .upsert, .upsertBatch:
             _ = records(count: spec.tableRows, generation: 0)
             _ = records(count: spec.rows, generation: 1)
         default:

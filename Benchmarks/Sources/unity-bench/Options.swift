@@ -159,6 +159,7 @@ struct BenchOptions: Sendable {
             WorkloadSpec(workload: .update, rows: base, tableRows: base),
             WorkloadSpec(workload: .delete, rows: base, tableRows: base),
             WorkloadSpec(workload: .upsert, rows: base, tableRows: base / 2),
+            WorkloadSpec(workload: .upsertBatch, rows: base, tableRows: base / 2),
             WorkloadSpec(workload: .oneToMany, rows: scaled(1_000), tableRows: 0, childrenPerParent: 20),
             WorkloadSpec(workload: .stream, rows: scaled(1_000_000), tableRows: scaled(1_000_000)),
         ]

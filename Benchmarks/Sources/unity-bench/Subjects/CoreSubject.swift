@@ -74,7 +74,7 @@ struct CoreSubject: BenchSubject {
         }
         if form == .copy { return workload == .insert ? nil : "core-copy measures the insert workload only" }
         if concurrentOnly && workload != .concurrent { return "\(name) runs the concurrent workload only" }
-        return workload == .upsert ? "the upsert workload measures the SQL-first flavor's duplicate rules" : nil
+        return workload == .upsert ? "the upsert workload measures the SQL-first flavor's duplicate rules; upsert-batch measures the core's upsert call" : nil
     }
 
     func openSession(_ target: BenchTarget) async throws -> any BenchSession {
@@ -146,6 +146,21 @@ final class CoreSession: BenchSession {
                                   return [.integer(record.id), .text(record.name), .double(record.score), .date(record.createdAt),
                                           record.rank.databaseValue, .blob(record.payload)]
                               })
+                return checksum
+            }
+        case .upsertBatch:
+            // The core's upsert call: rows in, the rows as stored (RETURNING) out.
+            let records = BenchData.records(count: rows, generation: 1)
+            checksum = try await database.write { conn in
+                let values: [[DatabaseValue]] = records.map {
+                    [.integer($0.id), .text($0.name), .double($0.score), .date($0.createdAt), $0.rank.databaseValue, .blob($0.payload)]
+                }
+                let stored = try conn.upsert(into: "bench", columns: ["id", "name", "score", "created_at", "rank", "payload"],
+                                             rows: values, onConflict: ["id"],
+                                             action: .update(columns: ["name", "score", "created_at", "rank", "payload"], where: nil),
+                                             returning: Self.recordColumns)
+                var checksum = Checksum()
+                for result in stored { checksum.add(try Self.record(result.row)) }
                 return checksum
             }
         case .insert:

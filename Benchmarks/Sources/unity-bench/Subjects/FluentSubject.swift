@@ -367,7 +367,7 @@ final class FluentSession: BenchSession {
                         .delete()
                 }
             }
-        case .upsert:
+        case .upsert, .upsertBatch:
             // Fluent's query builder has no upsert; FluentSQL (in fluent-kit) bridges Fluent
             // models to SQLKit's INSERT … ON CONFLICT (id) DO UPDATE SET col = EXCLUDED.col.
             let records = BenchData.records(count: spec.rows, generation: 1)

@@ -10,7 +10,11 @@ struct GRDBSubject: BenchSubject {
     let backend = Backend.sqlite
 
     func unsupportedReason(_ workload: Workload) -> String? {
-        workload == .upsert ? "the upsert workload measures the SQL-first flavor's duplicate rules" : nil
+        switch workload {
+        case .upsert: return "the upsert workload measures the SQL-first flavor's duplicate rules"
+        case .upsertBatch: return "upsert-batch measures Unity's insert-or-update calls"
+        default: return nil
+        }
     }
 
     func openSession(_ target: BenchTarget) async throws -> any BenchSession {
@@ -63,8 +67,8 @@ final class GRDBSession: BenchSession {
         let tableRows = spec.tableRows
         let checksum: Checksum
         switch workload {
-        case .upsert:
-            throw BenchError("grdb: no upsert workload")
+        case .upsert, .upsertBatch:
+            throw BenchError("grdb: no \(workload.rawValue) workload")
         case .insert, .update:
             let records = BenchData.records(count: rows, generation: workload == .update ? 1 : 0)
             checksum = try await pool.write { db in

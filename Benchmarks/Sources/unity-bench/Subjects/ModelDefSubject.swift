@@ -141,6 +141,13 @@ final class ModelDefSession<Model: BenchRecordModel, Parent: BenchParentRecordMo
                 checksum.add(record)
             }
             try DBManager.executeStatements(statements)
+        case .upsertBatch:
+            // The insert-or-update call: one statement per chunk, the rows as stored returned.
+            let records = BenchData.records(count: spec.rows, generation: 1)
+            var models: [Model] = []
+            models.reserveCapacity(records.count)
+            for record in records { models.append(Model(record, existsInDatabase: false)) }
+            for result in try Model.insertOrUpdate(models) { checksum.add(result.value.record) }
         case .delete:
             if modelsToDelete.count != spec.rows {
                 modelsToDelete = BenchData.records(count: spec.rows).map { Model($0, existsInDatabase: true) }

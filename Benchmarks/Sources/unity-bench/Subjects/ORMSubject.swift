@@ -124,6 +124,14 @@ final class ORMBenchSession: BenchSession {
             let session = try amigo.session
             try session.batch { $0.add(objects, upsert: workload == .upsert) }
             try session.commit()
+        case .upsertBatch:
+            // The session's insert-or-update call; each object takes the row as stored.
+            let records = BenchData.records(count: spec.rows, generation: 1)
+            let objects = records.map(ORMBenchRecord.init)
+            let session = try amigo.session
+            try session.insertOrUpdate(objects)
+            try session.commit()
+            for object in objects { checksum.add(object.record) }
         case .delete:
             if modelsToDelete.count != spec.rows {
                 modelsToDelete = BenchData.records(count: spec.rows).map(ORMBenchRecord.init)

@@ -14,7 +14,7 @@ struct PersistableSubject: BenchSubject {
     let backend: Backend
 
     func unsupportedReason(_ workload: Workload) -> String? {
-        workload == .upsert ? "the upsert workload measures the SQL-first flavor's duplicate rules" : nil
+        workload == .upsert ? "the upsert workload measures the SQL-first flavor's duplicate rules; upsert-batch measures insertOrUpdateAll" : nil
     }
 
     func openSession(_ target: BenchTarget) async throws -> any BenchSession {
@@ -129,6 +129,12 @@ final class PersistableSession: BenchSession {
             } else {
                 _ = try PersistableBenchItem.saveAll(items, db)
             }
+        case .upsertBatch:
+            let records = BenchData.records(count: spec.rows, generation: 1)
+            let items = records.map { PersistableBenchItem($0) }
+            // created_at is named: by default an upsert leaves a stored row's creation time alone.
+            let updated = ["name", "score", "created_at", "rank", "payload"]
+            for result in try PersistableBenchItem.insertOrUpdateAll(items, updating: updated, db) { checksum.add(result.value.record) }
         case .delete:
             if itemsToDelete.count != spec.rows {
                 itemsToDelete = BenchData.records(count: spec.rows).map { PersistableBenchItem($0) }

@@ -12,7 +12,11 @@ struct PostgresNIOSubject: BenchSubject {
     var runsConcurrent: Bool { true }
 
     func unsupportedReason(_ workload: Workload) -> String? {
-        workload == .upsert ? "the upsert workload measures the SQL-first flavor's duplicate rules" : nil
+        switch workload {
+        case .upsert: return "the upsert workload measures the SQL-first flavor's duplicate rules"
+        case .upsertBatch: return "upsert-batch measures Unity's insert-or-update calls"
+        default: return nil
+        }
     }
 
     func openSession(_ target: BenchTarget) async throws -> any BenchSession {
@@ -76,8 +80,8 @@ final class PostgresNIOSession: BenchSession {
         var checksum = Checksum()
         let logger = logger
         switch workload {
-        case .upsert:
-            throw BenchError("postgresnio: no upsert workload")
+        case .upsert, .upsertBatch:
+            throw BenchError("postgresnio: no \(workload.rawValue) workload")
         case .insert, .update:
             let records = BenchData.records(count: spec.rows, generation: workload == .update ? 1 : 0)
             let isInsert = workload == .insert

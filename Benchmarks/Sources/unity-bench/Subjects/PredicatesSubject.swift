@@ -17,7 +17,7 @@ struct PredicatesSubject: BenchSubject {
     let backend: Backend
 
     func unsupportedReason(_ workload: Workload) -> String? {
-        workload == .upsert ? "the upsert workload measures the SQL-first flavor's duplicate rules" : nil
+        workload == .upsert ? "the upsert workload measures the SQL-first flavor's duplicate rules; upsert-batch measures insertOrUpdate" : nil
     }
 
     func openSession(_ target: BenchTarget) async throws -> any BenchSession {
@@ -125,6 +125,13 @@ final class PredicatesSession: BenchSession {
                     try object.encode(BenchItem(record))
                     checksum.add(record)
                 }
+                return checksum
+            }
+        case .upsertBatch:
+            let records = BenchData.records(count: rows, generation: 1)
+            checksum = try await container.schedule { ctx in
+                var checksum = Checksum()
+                for result in try ctx.insertOrUpdate(records.map { BenchItem($0) }) { checksum.add(try result.value.decode().record) }
                 return checksum
             }
         case .delete:

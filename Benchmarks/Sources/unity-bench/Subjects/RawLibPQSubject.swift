@@ -20,7 +20,7 @@ struct RawLibPQSubject: BenchSubject {
         guard mode == .copy else { return nil }
         switch workload {
         case .insert, .update, .delete: return nil
-        case .upsert: return "COPY has no upsert; the pipelined \"raw\" is the baseline"
+        case .upsert, .upsertBatch: return "COPY has no upsert; the pipelined \"raw\" is the baseline"
         default: return "COPY is a write path; reads are measured by \"raw\""
         }
     }
@@ -75,9 +75,10 @@ final class RawLibPQSession: BenchSession {
     func run(_ workload: Workload, spec: WorkloadSpec) async throws -> WorkloadOutput {
         var checksum = Checksum()
         switch (workload, mode) {
-        case (.insert, .pipeline), (.update, .pipeline), (.upsert, .pipeline):
+        case (.insert, .pipeline), (.update, .pipeline), (.upsert, .pipeline), (.upsertBatch, .pipeline):
+            // upsert-batch runs the upsert's statement: raw has one way to upsert.
             let records = BenchData.records(count: spec.rows, generation: workload == .insert ? 0 : 1)
-            try pipelineTransaction(count: records.count, statement: workload.rawValue,
+            try pipelineTransaction(count: records.count, statement: workload == .upsertBatch ? Workload.upsert.rawValue : workload.rawValue,
                                     parameterCount: 6) { index, parameters in
                 parameters.set(record: records[index])
                 checksum.add(records[index])
@@ -106,7 +107,7 @@ final class RawLibPQSession: BenchSession {
                     """)
             }
             try connection.execute("COMMIT")
-        case (.upsert, .copy):
+        case (.upsert, .copy), (.upsertBatch, .copy):
             throw BenchError("raw-copy: no upsert workload")
         case (.delete, .copy):
             var copy = PGBinaryCopy(reservingCapacity: spec.rows * 14)

@@ -76,7 +76,8 @@ final class RawSQLiteSession: BenchSession {
                     checksum.add(record)
                 }
             }
-        case .upsert:
+        case .upsert, .upsertBatch:
+            // upsert-batch runs the upsert's statement: raw has one way to upsert.
             let records = BenchData.records(count: spec.rows, generation: 1)
             let statement = try database.prepare("""
                 INSERT INTO bench (\(BenchSchema.recordColumns)) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET
