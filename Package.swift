@@ -88,13 +88,18 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
-        // `unity migrate …`: the migrator at the command line.
-        .executableTarget(
-            name: "UnityCLI",
+        // `unity migrate …`: the migrator at the command line (the command in a library the
+        // tests import, the executable a `main.swift` that runs it).
+        .target(
+            name: "UnityCommandLine",
             dependencies: [
                 "Unity", "DriverSQLite", "DriverPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
+        ),
+        .executableTarget(
+            name: "UnityCLI",
+            dependencies: ["UnityCommandLine"]
         ),
         .executableTarget(
             name: "unity-demo",
@@ -121,7 +126,7 @@ let package = Package(
             dependencies: [
                 "Unity", "DriverSQLite", "DriverPostgres", "UnityRowCoding",
                 "UnityPersistable", "UnityORM", "UnityORMFields", "UnityState", "UnityPredicates",
-                "UnityTelemetry", "UnityCLI",
+                "UnityTelemetry", "UnityCommandLine",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import Unity
-@testable import UnityCLI
+@testable import UnityCommandLine
 
 /// `unity migrate status | apply | verify | new`, run in process (the same entry point as the
 /// executable, with its output captured) on both backends, and once as a child process for

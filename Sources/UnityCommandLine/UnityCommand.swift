@@ -1,16 +1,6 @@
 import ArgumentParser
 import Foundation
 
-/// The `unity` executable: parses the arguments, runs the command, exits with its code.
-@main
-enum UnityMain {
-    static func main() {
-        let code = UnityCLI.run(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment,
-                                output: .standard)
-        exit(code)
-    }
-}
-
 /// The `unity` command: Unity's tools at the command line.
 struct UnityCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -28,11 +18,11 @@ struct UnityCommand: ParsableCommand {
 }
 
 /// Where a command writes: the process's standard output and error, or buffers (tests).
-final class CommandOutput {
+public final class CommandOutput {
     private let write: (String, Bool) -> Void
 
     /// Writes to the process's standard output and standard error.
-    static var standard: CommandOutput {
+    public static var standard: CommandOutput {
         CommandOutput { text, isError in
             FileHandle(fileDescriptor: isError ? STDERR_FILENO : STDOUT_FILENO).write(Data(text.utf8))
         }
@@ -64,10 +54,10 @@ protocol UnityRunnable {
     func execute(environment: [String: String], output: CommandOutput) throws -> Int32
 }
 
-/// Parses and runs `unity`'s arguments.
-enum UnityCLI {
+/// Parses and runs `unity`'s arguments (the `unity` executable is this call and `exit`).
+public enum UnityCLI {
     /// Runs `arguments` (without the program's name) and returns the exit code.
-    static func run(_ arguments: [String], environment: [String: String], output: CommandOutput) -> Int32 {
+    public static func run(_ arguments: [String], environment: [String: String], output: CommandOutput) -> Int32 {
         let command: ParsableCommand
         do {
             command = try UnityCommand.parseAsRoot(arguments)
