@@ -127,17 +127,19 @@ struct LifecycleTests {
 
                 // Hold the table's write lock from another connection, so that the next
                 // insert waits inside its request.
-                let locked = DispatchSemaphore(value: 0)
+                // The test waits for the lock without blocking a thread of the task pool: on a
+                // 2-core machine the holder's task may need the only other one.
+                let (locked, lockedContinuation) = AsyncStream.makeStream(of: Int.self)
                 let release = DispatchSemaphore(value: 0)
                 let holder = Task {
                     try await inspector.write { conn in
                         if backend == .postgres { try conn.execute(sql: "LOCK TABLE bookmarks IN EXCLUSIVE MODE") }
                         else { try conn.execute(sql: "DELETE FROM bookmarks WHERE 0 = 1") }   // takes SQLite's write lock
-                        locked.signal()
-                        _ = release.wait(timeout: .now() + 20)
+                        lockedContinuation.yield(1)
+                        _ = release.wait(timeout: .now() + 30)   // on Unity's thread, not the task pool's
                     }
                 }
-                #expect(locked.wait(timeout: .now() + 10) == .success)
+                _ = try await firstValue(of: locked, timeout: .seconds(30))
                 async let inFlight = client.post("/bookmarks", headers: [.contentType: "application/json"], body: ByteBuffer(
                     string: #"{"folderId": "\#(folder)", "url": "https://swift.org/", "title": "Swift"}"#))
                 // The insert is waiting: PostgreSQL shows it; SQLite cannot, so give it time to arrive.
