@@ -48,11 +48,11 @@ private let petSchema = PredicateSchema(table: "pets")
 
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     private func entry(for predicate: Predicate<ShapePet>, alias: String? = nil) -> PredicateShapeEntry? {
-        var shape = PredicateShapeCollector(key: PredicateShapeKey(schema: petSchema.serial, alias: alias,
-                                                                   root: ObjectIdentifier(type(of: predicate.expression))))
+        var shape = PredicateShapeCollector(schema: petSchema.serial, alias: alias,
+                                            root: ObjectIdentifier(type(of: predicate.expression)))
         shape.declare(predicate.variable.key)
         guard shape.add(predicate.expression) else { return nil }
-        return predicateShapes.lookup(shape.key)
+        return predicateShapes.lookup(shape.key)?.entry
     }
 
     @Test func eachPredicateOfAShapeGetsItsOwnValues() throws {
@@ -170,5 +170,44 @@ private let petSchema = PredicateSchema(table: "pets")
             return
         }
         #expect(try cachedMatchesDirect(second) == .binary(.column(table: "pets", name: "age"), .less, .bind(.integer(9))))
+    }
+
+    /// A shape's key holds its key paths by identity; its cache entry keeps those very objects
+    /// alive, so that no other key path can take one's address while the entry is there.
+    @Test func aCachedShapeHoldsTheKeyPathsItIsKeyedBy() throws {
+        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }
+        typealias AgeAbove = PredicateExpressions.Comparison<
+            PredicateExpressions.KeyPath<PredicateExpressions.Variable<ShapePet>, Int>, PredicateExpressions.Value<Int>>
+        func older(than age: Int) -> Predicate<ShapePet> { #Predicate<ShapePet> { $0.age > age } }
+        #expect(try cachedMatchesDirect(older(than: 3)) == .binary(.column(table: "pets", name: "age"), .greater, .bind(.integer(3))))
+        let predicate = older(than: 9)
+        let keyPath = try #require((predicate.expression as? AgeAbove)?.lhs.keyPath)
+        var shape = PredicateShapeCollector(schema: petSchema.serial, alias: nil,
+                                            root: ObjectIdentifier(type(of: predicate.expression)))
+        shape.declare(predicate.variable.key)
+        let added = shape.add(predicate.expression)
+        #expect(added)
+        let stored = try #require(predicateShapes.lookup(shape.key))
+        #expect(stored.keyPaths.count == 1)
+        #expect(stored.keyPaths.contains { $0 === keyPath })
+    }
+
+    /// Sort descriptors made apart from the same key path share one memo entry, which holds
+    /// the key paths it is keyed by; a descending one is another entry.
+    @Test func orderingsAreMemoizedByKeyPathIdentityAndOrder() throws {
+        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }
+        let ascending = try PredicateSQL.ordering([SortDescriptor(\ShapePet.age)], schema: petSchema)
+        #expect(ascending == [SQLOrdering(.column(table: "pets", name: "age"), .ascending)])
+        let descending = try PredicateSQL.ordering([SortDescriptor(\ShapePet.age, order: .reverse)], schema: petSchema)
+        #expect(descending == [SQLOrdering(.column(table: "pets", name: "age"), .descending)])
+        let again = [SortDescriptor(\ShapePet.age)]
+        let (key, keyPaths) = PredicateSQL.orderingKey(again, schema: petSchema, alias: nil)
+        let stored = try #require(orderings.lookup(key))
+        #expect(stored.terms == ascending)
+        let keyPath = try #require(keyPaths.first ?? nil)
+        #expect(stored.keyPaths.contains { $0 === keyPath })
+        let (reverseKey, _) = PredicateSQL.orderingKey([SortDescriptor(\ShapePet.age, order: .reverse)], schema: petSchema, alias: nil)
+        #expect(reverseKey != key)
+        #expect(orderings.lookup(reverseKey)?.terms == descending)
     }
 }

@@ -42,7 +42,7 @@ extension PredicateExpressions.KeyPath: SQLTranslatablePredicateExpression {
 
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
         guard shape.add(root) else { return false }
-        shape.key.keyPaths.append(keyPath)
+        shape.keyPath(keyPath)
         return true
     }
 }

@@ -3,31 +3,46 @@ import Foundation
 /// What a predicate's SQL depends on besides the values it binds: the model's schema, the
 /// table's alias, the expression's type (which spells the whole tree of node types), and, in
 /// the order of a walk over the tree, its key paths and the words that stand for operators,
-/// variables, nils and Booleans.
-///
-/// Two predicates with equal keys translate to the same SQL up to their bound values, so
-/// the translation is made once per key (a template) and each later predicate only puts its
-/// values into it.
+/// variables, nils and Booleans. The walk's part is kept as a 128-bit digest, so a lookup
+/// allocates nothing; key paths go into it by identity (a key path written in code is one
+/// object per place it is written), and the cache entry holds on to them, so no other key
+/// path can take the address of one while its entry lives.
 struct PredicateShapeKey: Hashable {
     var schema: Int
     var alias: String?
     var root: ObjectIdentifier
-    var keyPaths: [AnyKeyPath] = []
-    var words: [Int] = []
+    var walk: SQLShapeKey
 }
 
 /// The walk that makes a ``PredicateShapeKey`` and gathers the values to bind, in the order
 /// in which the translator meets them.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 struct PredicateShapeCollector {
-    var key: PredicateShapeKey
+    private let schema: Int
+    private let alias: String?
+    private let root: ObjectIdentifier
+    private var digest = SQLShapeHash(salt: 0x9E1D_1CA7)
     /// The values that the template's slots take, in slot order.
     var values: [DatabaseValue] = []
-    /// Variables by order of declaration: their ids change with every predicate made.
-    private var variables: [(PredicateExpressions.VariableID, Int)] = []
+    /// The key paths met, in walk order: kept only when `keepsKeyPaths` (to pin them in a new
+    /// cache entry); a lookup needs only their identities.
+    private(set) var keyPaths: [AnyKeyPath] = []
+    private let keepsKeyPaths: Bool
+    /// Variables by order of declaration (their ids change with every predicate made); the
+    /// first apart, since most predicates declare one.
+    private var firstVariable: PredicateExpressions.VariableID?
+    private var laterVariables: [PredicateExpressions.VariableID] = []
 
-    init(key: PredicateShapeKey) {
-        self.key = key
+    init(schema: Int, alias: String?, root: ObjectIdentifier, keepsKeyPaths: Bool = false) {
+        self.schema = schema
+        self.alias = alias
+        self.root = root
+        self.keepsKeyPaths = keepsKeyPaths
+    }
+
+    /// The key of what has been walked.
+    var key: PredicateShapeKey {
+        PredicateShapeKey(schema: schema, alias: alias, root: root, walk: digest.finalize(bindingCount: values.count))
     }
 
     /// Adds `expression` and its subtree; false when the subtree cannot share a template
@@ -39,42 +54,84 @@ struct PredicateShapeCollector {
     }
 
     mutating func word(_ value: Int) {
-        key.words.append(value)
+        digest.combine(value)
+    }
+
+    /// A key path, by identity.
+    mutating func keyPath(_ keyPath: AnyKeyPath) {
+        digest.combine(-8)
+        digest.combine(Int(bitPattern: UInt(bitPattern: ObjectIdentifier(keyPath))))
+        if keepsKeyPaths { keyPaths.append(keyPath) }
     }
 
     mutating func declare(_ variable: PredicateExpressions.VariableID) {
-        variables.append((variable, variables.count))
-        key.words.append(-1_000 - variables.count)
+        if firstVariable == nil {
+            firstVariable = variable
+        } else {
+            laterVariables.append(variable)
+        }
+        digest.combine(-1_000 - (laterVariables.count + 1))
     }
 
     /// A use of a variable: the ordinal of its declaration, so that two predicates made apart
     /// (with other ids) share a key.
     mutating func use(_ variable: PredicateExpressions.VariableID) -> Bool {
-        guard let ordinal = variables.last(where: { $0.0 == variable })?.1 else { return false }
-        key.words.append(-2_000 - ordinal)
+        let ordinal: Int
+        if let later = laterVariables.lastIndex(of: variable) {
+            ordinal = later + 1
+        } else if firstVariable == variable {
+            ordinal = 0
+        } else {
+            return false
+        }
+        digest.combine(-2_000 - ordinal)
         return true
     }
 
     /// A value written in or captured by the predicate. A single bindable value becomes a
     /// slot; nil and Booleans change the SQL itself, so they go into the key.
-    mutating func value(_ value: Any) -> Bool {
-        var value = value
+    mutating func value<T>(_ value: T) -> Bool {
+        // The common scalar types by an exact type test, before the slower protocol casts.
+        if let scalar = Self.commonScalar(value) {
+            digest.combine(-6)
+            values.append(scalar)
+            return true
+        }
+        var value: Any = value
         while let optional = value as? any OptionalValueMarker {
             guard let wrapped = optional.wrappedAny else {
-                key.words.append(-3)
+                digest.combine(-3)
                 return true
             }
             value = wrapped
         }
         if let bool = value as? Bool {
-            key.words.append(bool ? -4 : -5)
+            digest.combine(bool ? -4 : -5)
             return true
         }
-        guard let (databaseValue, _) = try? PredicateTranslator.scalar(value) else { return false }
-        key.words.append(-6)
+        guard let databaseValue = PredicateTranslator.scalarValue(value) else { return false }
+        digest.combine(-6)
         values.append(databaseValue)
         return true
     }
+
+    /// `value`'s database value when its type is one of the common non-optional scalars.
+    @inline(__always)
+    private static func commonScalar<T>(_ value: T) -> DatabaseValue? {
+        if T.self == Int.self { return unsafeBitCast(value, to: Int.self).databaseValue }
+        if T.self == Double.self { return unsafeBitCast(value, to: Double.self).databaseValue }
+        if T.self == String.self { return unsafeBitCast(value, to: String.self).databaseValue }
+        if T.self == Int64.self { return unsafeBitCast(value, to: Int64.self).databaseValue }
+        if T.self == Date.self { return unsafeBitCast(value, to: Date.self).databaseValue }
+        return nil
+    }
+}
+
+/// A cached shape: its entry, and the key paths whose identities its key holds (kept alive
+/// with it, so their addresses stay theirs).
+struct PredicateShapeStored {
+    var entry: PredicateShapeEntry
+    var keyPaths: [AnyKeyPath]
 }
 
 /// A translation with its values taken out: `binds` says which bind stands for which slot.

@@ -19,13 +19,13 @@ public enum PredicateSQL {
         // Predicates of one shape (the same tree of node types, key paths and operators) give
         // the same SQL but for their values: translated once into a template, which each
         // later predicate fills with its own values.
-        var shape = PredicateShapeCollector(key: PredicateShapeKey(schema: schema.serial, alias: alias,
-                                                                   root: ObjectIdentifier(type(of: predicate.expression))))
+        let root = ObjectIdentifier(type(of: predicate.expression))
+        var shape = PredicateShapeCollector(schema: schema.serial, alias: alias, root: root)
         shape.declare(predicate.variable.key)
         guard shape.add(predicate.expression) else {
             return try translate(predicate, schema: schema, alias: alias, templating: false).expression
         }
-        switch predicateShapes.lookup(shape.key) {
+        switch predicateShapes.lookup(shape.key)?.entry {
         case .template(let template)?:
             if let filled = template.filled(with: shape.values) { return filled }
             return try translate(predicate, schema: schema, alias: alias, templating: false).expression
@@ -41,7 +41,12 @@ public enum PredicateSQL {
                template.filled(with: shape.values) == direct {
                 entry = .template(template)
             }
-            predicateShapes.store(shape.key, entry)
+            // Walked again, keeping the key paths, which the entry holds on to.
+            var pinning = PredicateShapeCollector(schema: schema.serial, alias: alias, root: root, keepsKeyPaths: true)
+            pinning.declare(predicate.variable.key)
+            if pinning.add(predicate.expression), pinning.key == shape.key {
+                predicateShapes.store(shape.key, PredicateShapeStored(entry: entry, keyPaths: pinning.keyPaths))
+            }
             return direct
         }
     }
@@ -66,36 +71,65 @@ public enum PredicateSQL {
                                        alias: String? = nil) throws -> [SQLOrdering] {
         if descriptors.isEmpty { return [] }
         // The same descriptors on the same schema always give the same terms: translated once.
-        let key = OrderingKey(schema: schema.serial, alias: alias,
-                              descriptors: descriptors.map { OrderingKey.Term(keyPath: $0.keyPath, forward: $0.order == .forward,
-                                                                                comparator: $0.stringComparator) })
-        return try orderings.value(for: key) {
-            var translator = PredicateTranslator()
-            let root = PredicateTranslator.RowRef(schema: schema, source: .table(alias ?? schema.table))
-            return try descriptors.map { try translator.ordering($0, root: root) }
-        }
+        let (key, keyPaths) = orderingKey(descriptors, schema: schema, alias: alias)
+        if let stored = orderings.lookup(key) { return stored.terms }
+        var translator = PredicateTranslator()
+        let root = PredicateTranslator.RowRef(schema: schema, source: .table(alias ?? schema.table))
+        let terms = try descriptors.map { try translator.ordering($0, root: root) }
+        orderings.store(key, OrderingStored(terms: terms, keyPaths: keyPaths.compactMap { $0 }))
+        return terms
     }
 }
 
-/// What ``PredicateSQL/ordering(_:schema:alias:)`` memoizes by.
-struct OrderingKey: Hashable {
-    /// What a descriptor's SQL depends on. A descriptor made from a comparator has no key
-    /// path and is never translated, so it is never stored.
-    struct Term: Hashable {
-        var keyPath: AnyKeyPath?
-        var forward: Bool
-        var comparator: String.StandardComparator?
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateSQL {
+    /// The memo key of `descriptors`, and the key paths it was made from (the very objects
+    /// whose identities it holds, which the memo's entry keeps alive).
+    static func orderingKey<Model>(_ descriptors: [SortDescriptor<Model>], schema: PredicateSchema,
+                                   alias: String?) -> (OrderingKey, [AnyKeyPath?]) {
+        // An index loop, not map or zip: in code not specialized for `Model`, each generic
+        // adapter costs a metadata lookup per call, more than the rest of the key.
+        var keyPaths: [AnyKeyPath?] = []
+        keyPaths.reserveCapacity(descriptors.count)
+        var digest = SQLShapeHash(salt: 0x0BDE_2B1E)
+        for index in 0..<descriptors.count {
+            let descriptor = descriptors[index]
+            let keyPath: AnyKeyPath? = descriptor.keyPath
+            keyPaths.append(keyPath)
+            if let keyPath {
+                digest.combine(Int(bitPattern: UInt(bitPattern: ObjectIdentifier(keyPath))))
+            } else {
+                digest.combine(0)
+            }
+            digest.combine(descriptor.order == .forward ? 1 : 2)
+            // Any comparator but `.lexical` throws, so it is never stored: one word for all.
+            let comparator = descriptor.stringComparator
+            digest.combine(comparator == nil ? 0 : comparator == .lexical ? 1 : 2)
+        }
+        return (OrderingKey(schema: schema.serial, alias: alias, descriptors: digest.finalize(bindingCount: descriptors.count)),
+                keyPaths)
     }
+}
+
+/// What ``PredicateSQL/ordering(_:schema:alias:)`` memoizes by: the schema, the alias, and a
+/// digest of each descriptor's key path (by identity), order and comparator.
+struct OrderingKey: Hashable {
     var schema: Int
     var alias: String?
-    var descriptors: [Term]
+    var descriptors: SQLShapeKey
+}
+
+/// Memoized ORDER BY terms, with the key paths whose identities their key holds.
+struct OrderingStored {
+    var terms: [SQLOrdering]
+    var keyPaths: [AnyKeyPath]
 }
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-let predicateShapes = BoundedCache<PredicateShapeKey, PredicateShapeEntry>(capacity: 1_024)
+let predicateShapes = BoundedCache<PredicateShapeKey, PredicateShapeStored>(capacity: 1_024)
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-private let orderings = BoundedCache<OrderingKey, [SQLOrdering]>(capacity: 512)
+let orderings = BoundedCache<OrderingKey, OrderingStored>(capacity: 512)
 
 /// The walk over a `Predicate`'s expression tree.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
@@ -458,6 +492,16 @@ struct PredicateTranslator {
     }
 
     /// A single bindable value and its traits, or nil for a collection or range.
+    /// `value`'s database value alone, without its traits (what a shape's slot takes).
+    static func scalarValue(_ value: Any) -> DatabaseValue? {
+        if let character = value as? Character { return .text(String(character)) }
+        if let convertible = value as? any DatabaseValueConvertible { return convertible.databaseValue }
+        if let raw = value as? any RawRepresentable, let convertible = raw.rawValue as? any DatabaseValueConvertible {
+            return convertible.databaseValue
+        }
+        return nil
+    }
+
     static func scalar(_ value: Any) throws -> (DatabaseValue, Traits)? {
         if let character = value as? Character {
             return (.text(String(character)), Traits(nullable: false, kind: .text))
