@@ -48,7 +48,7 @@ struct PredicateJSONFlavorTests {
             for (index, address) in PjFixture.addresses.enumerated() {
                 _ = try PjHome(address: address, previous: PjFixture.previous[index + 1]).saveOrThrow(db)
             }
-            try PjFixture.writeExplicitNull(table: "pj_home", id: 4, in: db)
+            try PjFixture.writeExplicitNulls(table: "pj_home", in: db)
             let homes = try Query<PjHome>().order("id", .orderedAscending).allOrThrow(db)
             func check(_ predicate: Predicate<PjHome>, _ expected: [Int], sourceLocation: SourceLocation = #_sourceLocation) throws {
                 let swift = try homes.filter { try predicate.evaluate($0) }.compactMap(\.id)

@@ -72,12 +72,17 @@ enum PjFixture {
                      price: 2, kind: .work, code: uuidA, geo: PjGeo(lat: 69.6, level: 1)),
     ]
 
-    /// Row 4's document as stored, with the absent `postal_code` written as a JSON `null`
-    /// (which also decodes as nil).
-    static func writeExplicitNull(table: String, column: String = "address", id: Int, in db: Database) throws {
+    /// Row 4's document written again with the absent `postal_code` as a JSON `null`, and row
+    /// 5's with the absent `geo` as one (both also decode as nil).
+    static func writeExplicitNulls(table: String, in db: Database) throws {
+        try writeExplicitNull(table: table, id: 4, key: "postal_code", in: db)
+        try writeExplicitNull(table: table, id: 5, key: "geo", in: db)
+    }
+
+    static func writeExplicitNull(table: String, column: String = "address", id: Int, key: String, in db: Database) throws {
         var data = try JSONCoding.encoder().encode(addresses[id - 1])
         var object = try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
-        object["postal_code"] = NSNull()
+        object[key] = NSNull()
         data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
         try db.write { conn in
             _ = try conn.execute(.update(SQLUpdate(table, set: [SQLAssignment(column, .bind(.json(String(decoding: data, as: UTF8.self))))],
@@ -117,9 +122,9 @@ struct PredicateSQLJSONTests {
                 ])))
             }
             try DBManager.executeStatements(try people.map { try $0.createSaveStatement() }, in: db)
-            try PjFixture.writeExplicitNull(table: "pj_person", id: 4, in: db)
+            try PjFixture.writeExplicitNulls(table: "pj_person", in: db)
             let stored = try PjPerson.instances(matching: #Predicate<PjPerson> { _ in true }, orderBy: [SortDescriptor(\.id)], in: db)
-            #expect(stored.map(\.address) == people.map(\.address), "the stored documents decode equal, row 4's JSON null included")
+            #expect(stored.map(\.address) == people.map(\.address), "the stored documents decode equal, the JSON nulls included")
             #expect(stored.map(\.previous) == people.map(\.previous))
             try body(db)
         }
@@ -166,7 +171,7 @@ struct PredicateSQLJSONTests {
             // `!=` keeps the nil rows, as Swift does.
             try Self.check(#Predicate<PjPerson> { $0.address.zip != "0150" }, [2, 3, 4, 5], in: db)
             try Self.check(#Predicate<PjPerson> { ($0.address.zip ?? "none") == "none" }, [2, 4], in: db)
-            // A nested optional object, and optionals inside it.
+            // A nested optional object (absent in row 2, `null` in row 5), and optionals inside it.
             try Self.check(#Predicate<PjPerson> { $0.address.geo == nil }, [2, 5], in: db)
             try Self.check(#Predicate<PjPerson> { $0.address.geo != nil }, [1, 3, 4], in: db)
             try Self.check(#Predicate<PjPerson> { $0.address.geo?.lat == 59.9 }, [1], in: db)
