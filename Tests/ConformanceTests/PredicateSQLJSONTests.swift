@@ -270,6 +270,10 @@ struct PredicateSQLJSONTests {
             // An object compared as a whole.
             let geo = PjGeo(lat: 0, level: -2)
             refused(#Predicate<PjPerson> { $0.address.geo == geo }, mentioning: ["PjGeo"])
+            // SortDescriptor does not sort by a member of a document.
+            #expect(throws: PredicateTranslationError.self) {
+                try PjPerson.instances(matching: #Predicate<PjPerson> { _ in true }, orderBy: [SortDescriptor(\PjPerson.address.city)], in: db)
+            }
             // Nothing was deleted.
             #expect(try PjPerson.count(matching: #Predicate<PjPerson> { _ in true }, in: db) == 5)
         }
