@@ -1,4 +1,4 @@
-/// Generates a `Codable` type's ``Unity/PredicateJSONMapped`` conformance: the JSON key each
+/// Generates a `Codable` type's `PredicateJSONMapped` conformance: the JSON key each
 /// stored property is written under (its `CodingKeys` raw value, or its name when the type has
 /// no `CodingKeys`), so that `#Predicate` can read the type's members inside a JSON column:
 ///

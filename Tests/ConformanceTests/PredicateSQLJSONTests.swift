@@ -149,6 +149,8 @@ struct PredicateSQLJSONTests {
             try Self.check(#Predicate<PjPerson> { $0.address.city.starts(with: "O") }, [1], in: db)
             try Self.check(#Predicate<PjPerson> { $0.address.city.contains("sl") }, [1, 4], in: db)
             try Self.check(#Predicate<PjPerson> { $0.address.city.isEmpty }, [5], in: db)
+            try Self.check(#Predicate<PjPerson> { ("O"..."c").contains($0.address.city) }, [1], in: db)
+            try Self.check(#Predicate<PjPerson> { ("O"..<"oslo").contains($0.address.city) }, [1, 2, 3], in: db)
             // The renamed key: `zip` is stored as "postal_code".
             try Self.check(#Predicate<PjPerson> { $0.address.zip == "0150" }, [1], in: db)
             try Self.check(#Predicate<PjPerson> { $0.address.zip == "" }, [3], in: db)
