@@ -255,5 +255,5 @@ enum RowCodedMessage: DiagnosticMessage {
 
 @main
 struct UnityMacrosPlugin: CompilerPlugin {
-    let providingMacros: [any Macro.Type] = [RowCodedMacro.self, ORMFieldsMacro.self, StateModelMacro.self, StateCommandMacro.self]
+    let providingMacros: [any Macro.Type] = [RowCodedMacro.self, JSONKeyPathsMacro.self, ORMFieldsMacro.self, StateModelMacro.self, StateCommandMacro.self]
 }

@@ -8,7 +8,9 @@ import UnityRowCoding
 /// from Foundation's `PredicateExpressions` (the same trees `#Predicate` expands to; literals
 /// of this size would take minutes to type-check), nested up to depth 4, over objects with
 /// NULLs, empty strings, Unicode in NFC, negative and boundary numbers, decimals past a
-/// double's precision and dates before 1970. Strings outside NFC are the documented
+/// double's precision and dates before 1970, and a JSON document (a `PredicateJSONMapped`
+/// `Codable` property) whose members the predicates read through key paths, nested object and
+/// absent keys included. Strings outside NFC are the documented
 /// difference (Swift compares canonical equivalents as equal, SQL compares code points) and
 /// have a test of their own.
 @Suite("#Predicate: Swift and SQL agree on generated predicates")
@@ -25,9 +27,32 @@ struct PredicateSQLDifferentialTests {
         var money: Decimal
         var flag: Bool
         var when: Date
+        var doc: PdDoc
         var existsInDatabase = false
         static let tableName = "pd_sample"
         var primaryKeys: [any CodingKey] { [CodingKeys.id] }
+    }
+
+    /// An object inside the document.
+    struct PdInner: Codable, Sendable, Equatable, PredicateJSONMapped {
+        var k: Int
+        static var predicateJSONKeys: [PartialKeyPath<PdInner>: String] { [\.k: "k"] }
+    }
+
+    /// The JSON document of each sample: every translated member type, a renamed key, optionals
+    /// (absent when nil) and a nested object.
+    struct PdDoc: Codable, Sendable, Equatable, PredicateJSONMapped {
+        var s: String
+        var n: Int?
+        var d: Double
+        var b: Bool
+        var m: Decimal
+        var t: Date
+        var inner: PdInner?
+        enum CodingKeys: String, CodingKey { case s = "label", n, d, b, m, t, inner }
+        static var predicateJSONKeys: [PartialKeyPath<PdDoc>: String] {
+            [\.s: "label", \.n: "n", \.d: "d", \.b: "b", \.m: "m", \.t: "t", \.inner: "inner"]
+        }
     }
 
     /// A small deterministic generator (SplitMix64), so a failure can be replayed by seed.
@@ -60,7 +85,11 @@ struct PredicateSQLDifferentialTests {
                      text: texts.randomElement(using: &g)!,
                      note: Int.random(in: 0..<4, using: &g) == 0 ? nil : texts.randomElement(using: &g)!,
                      real: reals.randomElement(using: &g)!, money: moneys.randomElement(using: &g)!,
-                     flag: Bool.random(using: &g), when: dates.randomElement(using: &g)!)
+                     flag: Bool.random(using: &g), when: dates.randomElement(using: &g)!,
+                     doc: PdDoc(s: texts.randomElement(using: &g)!, n: Bool.random(using: &g) ? nil : Int.random(in: -3...3, using: &g),
+                                d: reals.randomElement(using: &g)!, b: Bool.random(using: &g), m: moneys.randomElement(using: &g)!,
+                                t: dates.randomElement(using: &g)!,
+                                inner: Int.random(in: 0..<3, using: &g) == 0 ? nil : PdInner(k: Int.random(in: -3...3, using: &g))))
         }
     }
 
@@ -76,6 +105,11 @@ struct PredicateSQLDifferentialTests {
 
         func key<T>(_ path: KeyPath<PdSample, T> & Sendable) -> PredicateExpressions.KeyPath<V, T> {
             PredicateExpressions.KeyPath(root: v, keyPath: path)
+        }
+
+        /// A member of the JSON document: `$0.doc.<path>`.
+        func doc<T>(_ path: KeyPath<PdDoc, T> & Sendable) -> PredicateExpressions.KeyPath<PredicateExpressions.KeyPath<V, PdDoc>, T> {
+            PredicateExpressions.KeyPath(root: key(\.doc), keyPath: path)
         }
 
         static func value<T>(_ x: T) -> PredicateExpressions.Value<T> { PredicateExpressions.Value(x) }
@@ -94,7 +128,7 @@ struct PredicateSQLDifferentialTests {
         }
 
         mutating func leaf() -> Condition {
-            switch Int.random(in: 0..<16, using: &g) {
+            switch Int.random(in: 0..<24, using: &g) {
             case 0: return compare(key(\.big), Self.value(pick(PredicateSQLDifferentialTests.bigs)))
             case 1: return compare(key(\.small), Self.value(Int.random(in: -60...60, using: &g)))
             case 2:
@@ -131,6 +165,27 @@ struct PredicateSQLDifferentialTests {
                 let sum = PredicateExpressions.Arithmetic(lhs: key(\.small), rhs: Self.value(Int.random(in: -9...9, using: &g)),
                                                           op: pick([.add, .subtract, .multiply]))
                 return compare(sum, Self.value(Int.random(in: -100...100, using: &g)))
+            case 16: return compare(doc(\.s), Self.value(pick(PredicateSQLDifferentialTests.texts)))
+            case 17:
+                let k = Self.value(Bool.random(using: &g) ? nil : Int?.some(Int.random(in: -3...3, using: &g)))
+                return Bool.random(using: &g) ? PredicateExpressions.Equal(lhs: doc(\.n), rhs: k)
+                    : PredicateExpressions.NotEqual(lhs: doc(\.n), rhs: k)
+            case 18: return compare(doc(\.d), Self.value(pick(PredicateSQLDifferentialTests.reals)))
+            case 19: return doc(\.b)
+            case 20: return compare(doc(\.m), Self.value(pick(PredicateSQLDifferentialTests.moneys)))
+            case 21: return compare(doc(\.t), Self.value(pick(PredicateSQLDifferentialTests.dates)))
+            case 22:
+                // `$0.doc.inner?.k == k` (or `!=`): nil when the object is absent.
+                let k = Self.value(Int?.some(Int.random(in: -3...3, using: &g)))
+                let member = PredicateExpressions.OptionalFlatMap(doc(\.inner)) { inner in
+                    PredicateExpressions.KeyPath(root: inner, keyPath: \PdInner.k)
+                }
+                return Bool.random(using: &g) ? PredicateExpressions.Equal(lhs: member, rhs: k)
+                    : PredicateExpressions.NotEqual(lhs: member, rhs: k)
+            case 23:
+                let absent = PredicateExpressions.NilLiteral<PdInner>()
+                return Bool.random(using: &g) ? PredicateExpressions.Equal(lhs: doc(\.inner), rhs: absent)
+                    : PredicateExpressions.NotEqual(lhs: doc(\.inner), rhs: absent)
             default:
                 let remainder = PredicateExpressions.IntRemainder(lhs: key(\.small), rhs: Self.value(Int.random(in: 1...7, using: &g)))
                 return compare(remainder, Self.value(Int.random(in: -3...3, using: &g)))
@@ -182,6 +237,7 @@ struct PredicateSQLDifferentialTests {
                 SQLColumnDefinition("text", .text, notNull: true), SQLColumnDefinition("note", .text),
                 SQLColumnDefinition("real", .double, notNull: true), SQLColumnDefinition("money", .decimal, notNull: true),
                 SQLColumnDefinition("flag", .bool, notNull: true), SQLColumnDefinition("when", .date, notNull: true),
+                SQLColumnDefinition("doc", .json, notNull: true),
             ])))
         }
     }
@@ -217,7 +273,8 @@ struct PredicateSQLDifferentialTests {
         try withTestDatabase(backend) { (db: Database) throws in
             try Self.createTable(db)
             let object = PdSample(id: 1, big: 0, small: 0, maybe: nil, text: nfd, note: nil, real: 0, money: 0, flag: true,
-                                  when: Date(timeIntervalSince1970: 0))
+                                  when: Date(timeIntervalSince1970: 0),
+                                  doc: PdDoc(s: "", n: nil, d: 0, b: false, m: 0, t: Date(timeIntervalSince1970: 0), inner: nil))
             _ = try object.save(in: db)
             let equal = #Predicate<PdSample> { $0.text == nfc }
             #expect(try equal.evaluate(object), "Swift: canonical equivalents are equal")

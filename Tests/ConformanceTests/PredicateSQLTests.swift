@@ -136,6 +136,8 @@ struct PredicateSQLTests {
             try Self.check(#Predicate<PdGadget> { nicks.contains($0.nick) }, [1, 4, 5], in: db)
             try Self.check(#Predicate<PdGadget> { (10...42).contains($0.score) }, [1, 2, 6], in: db)
             try Self.check(#Predicate<PdGadget> { (10..<42).contains($0.score) }, [1, 6], in: db)
+            // A closed range of strings, by code point ("Bob" sorts before "b").
+            try Self.check(#Predicate<PdGadget> { ("b"..."c").contains($0.name) }, [3], in: db)
             try Self.check(#Predicate<PdGadget> { $0.score * 2 - 1 > 60 }, [2, 5, 6], in: db)
             try Self.check(#Predicate<PdGadget> { $0.score % 3 == 0 }, [2, 4, 6], in: db)
             try Self.check(#Predicate<PdGadget> { $0.score / 4 == -1 }, [3], in: db)

@@ -230,8 +230,12 @@ extension PredicateExpressions.Conditional: SQLTranslatablePredicateExpression {
         if case .condition(let a) = yes, case .condition(let b) = no {
             return .condition(.caseWhen([SQLCaseBranch(when: condition, then: a)], else: b))
         }
-        let (a, ta) = try t.value(yes, describing: trueBranch)
-        let (b, tb) = try t.value(no, describing: falseBranch)
+        var (a, ta) = try t.value(yes, describing: trueBranch)
+        var (b, tb) = try t.value(no, describing: falseBranch)
+        if ta.kind == .encodedText || tb.kind == .encodedText {
+            (a, b) = (try PredicateTranslator.encodedText(a, ta, describing: self), try PredicateTranslator.encodedText(b, tb, describing: self))
+            (ta.kind, tb.kind) = (.encodedText, .encodedText)
+        }
         let kind = ta.kind == .other ? tb.kind : ta.kind
         return .value(.caseWhen([SQLCaseBranch(when: condition, then: PredicateTranslator.plain(a))], else: PredicateTranslator.plain(b)),
                       .init(nullable: ta.nullable || tb.nullable, kind: kind))
@@ -245,8 +249,12 @@ extension PredicateExpressions.Conditional: SQLTranslatablePredicateExpression {
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.NilCoalesce: SQLTranslatablePredicateExpression {
     func translate(into t: inout PredicateTranslator) throws -> PredicateTranslator.Operand {
-        let (a, ta) = try t.value(try t.translate(lhs), describing: lhs)
-        let (b, tb) = try t.value(try t.translate(rhs), describing: rhs)
+        var (a, ta) = try t.value(try t.translate(lhs), describing: lhs)
+        var (b, tb) = try t.value(try t.translate(rhs), describing: rhs)
+        if ta.kind == .encodedText || tb.kind == .encodedText {
+            (a, b) = (try PredicateTranslator.encodedText(a, ta, describing: self), try PredicateTranslator.encodedText(b, tb, describing: self))
+            (ta.kind, tb.kind) = (.encodedText, .encodedText)
+        }
         let kind = ta.kind == .other ? tb.kind : ta.kind
         let coalesced = SQLExpression.function(name: "COALESCE", arguments: [PredicateTranslator.plain(a), PredicateTranslator.plain(b)], distinct: false)
         return .value(kind == .decimal ? .decimal(coalesced) : coalesced, .init(nullable: tb.nullable, kind: kind))
@@ -288,12 +296,21 @@ extension PredicateExpressions.OptionalFlatMap: SQLTranslatablePredicateExpressi
             }
             present = .isNull(t.column(parent, relation.foreignKey), negated: true)
             t.variables[variable.key] = base
+        case .jsonDocument(var json):
+            present = json.present
+            json.nullable = false
+            t.variables[variable.key] = .jsonDocument(json)
         default:
             throw PredicateTranslator.untranslatable(self, "only an optional value or to-one relationship can be unwrapped")
         }
         defer { t.variables[variable.key] = nil }
         let result = try t.translate(transform)
         if case .row = result { return result }   // `$0.a?.b` of a to-one: NULL follows the chain
+        if case .jsonDocument(var json) = result {
+            // `$0.a?.b` of an object inside a document: absent when `a` is.
+            json.nullable = true
+            return .jsonDocument(json)
+        }
         let (e, traits) = try t.value(result, describing: transform)
         return .value(.caseWhen([SQLCaseBranch(when: present, then: PredicateTranslator.plain(e))], else: nil),
                       .init(nullable: true, kind: traits.kind))
@@ -317,7 +334,11 @@ extension PredicateExpressions.SequenceContains: SQLTranslatablePredicateExpress
             var conditions: [SQLExpression] = []
             if !values.isEmpty {
                 let x = traits.kind == .decimal || listTraits.kind == .decimal ? SQLExpression.decimal(PredicateTranslator.plain(e)) : e
-                conditions.append(.inList(x, values.map { .bind($0) }, negated: false))
+                var list = values.map { SQLExpression.bind($0) }
+                if traits.kind == .encodedText {
+                    list = try list.map { try PredicateTranslator.encodedText($0, listTraits, describing: self) }
+                }
+                conditions.append(.inList(x, list, negated: false))
             }
             if containsNil { conditions.append(.isNull(PredicateTranslator.plain(e), negated: false)) }
             if conditions.isEmpty { return .condition(.literal(.bool(false))) }
@@ -431,9 +452,13 @@ extension PredicateExpressions.RangeExpressionContains: SQLTranslatablePredicate
         let (e, te) = try t.value(try t.translate(element), describing: element)
         let (lo, tl) = try t.value(lower, describing: range)
         let (hi, th) = try t.value(upper, describing: range)
-        let (x, low) = PredicateTranslator.comparable(e, te, lo, tl, ordering: true)
-        let (x2, high) = PredicateTranslator.comparable(e, te, hi, th, ordering: true)
+        let (x, low) = try PredicateTranslator.comparable(e, te, lo, tl, ordering: true, describing: self)
+        let (x2, high) = try PredicateTranslator.comparable(e, te, hi, th, ordering: true, describing: self)
         if closed {
+            // PostgreSQL's grammar takes no COLLATE on BETWEEN's lower bound: two comparisons.
+            if case .codePointOrdered = low {
+                return .condition(.and([.binary(x, .greaterOrEqual, low), .binary(x2, .lessOrEqual, high)]))
+            }
             return .condition(.between(x, low: low, high: high, negated: false))
         }
         return .condition(.and([.binary(x, .greaterOrEqual, low), .binary(x2, .less, high)]))

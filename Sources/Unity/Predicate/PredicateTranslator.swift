@@ -150,11 +150,37 @@ struct PredicateTranslator {
         case list([DatabaseValue], containsNil: Bool, Traits)
         /// A range: `(1...5).contains($0.x)`.
         case range(lower: Operand, upper: Operand, closed: Bool)
+        /// A JSON column whose type is ``PredicateJSONMapped``, or an object inside it: a
+        /// further key path reads a member.
+        case jsonDocument(JSONDocument)
+    }
+
+    /// A JSON document (or an object at `path` inside one) that key paths read into.
+    struct JSONDocument {
+        /// The column that holds the document.
+        var document: SQLExpression
+        /// Where the object is inside the document (empty: the document itself).
+        var path: SQLJSONPath
+        /// The object's Swift type, whose table names its members' JSON keys.
+        var type: any PredicateJSONMapped.Type
+        /// Whether the object may be nil (the column, or a member on the way, is optional).
+        var nullable: Bool
+        /// The column's traits, for the document compared as a whole.
+        var columnTraits: Traits
+
+        /// True when the object is there: the column is not NULL, and inside it the member is
+        /// present and not a JSON `null`.
+        var present: SQLExpression {
+            path.elements.isEmpty ? .isNull(document, negated: true)
+                : .isNull(document.jsonValue(at: path, as: .text), negated: true)
+        }
     }
 
     /// What the SQL of a value needs to mean what Swift means.
     struct Traits {
-        enum Kind { case other, text, decimal, boolean }
+        /// `encodedText`: a `Date` or `UUID` inside a JSON document, held as the text Unity's JSON
+        /// encoder writes (the date text, the UUID's string), compared with values in that form.
+        enum Kind { case other, text, decimal, boolean, encodedText }
         var nullable: Bool
         var kind: Kind
 
@@ -257,6 +283,10 @@ struct PredicateTranslator {
                     Traits(nullable: false, kind: .boolean))
         case .nilLiteral:
             return (.literal(.null), Traits(nullable: true, kind: .other))
+        case .jsonDocument(let json) where json.path.elements.isEmpty:
+            return (json.document, json.columnTraits)
+        case .jsonDocument:
+            throw Self.untranslatable(expression(), "an object inside a JSON document is not compared as a whole: compare its members")
         default:
             throw Self.untranslatable(expression(), "a model, a relationship or a collection cannot be used as a value here")
         }
@@ -329,13 +359,16 @@ struct PredicateTranslator {
                     return .condition(.literal(.bool(negated)))
                 }
                 return .condition(.isNull(column(parent, relation.foreignKey), negated: negated))
+            case .jsonDocument(let json):
+                // An absent member and a JSON `null` both decode as nil.
+                return .condition(negated ? json.present : .unary(.not, json.present))
             default:
                 throw Self.untranslatable(expression(), "only a value or a to-one relationship can be compared with nil")
             }
         default:
             let (a, ta) = try value(lhs, describing: expression())
             let (b, tb) = try value(rhs, describing: expression())
-            let (x, y) = Self.comparable(a, ta, b, tb, ordering: false)
+            let (x, y) = try Self.comparable(a, ta, b, tb, ordering: false, describing: expression())
             if ta.nullable || tb.nullable {
                 // Swift's `==` on optionals: nil equals nil, and nil differs from every value.
                 return .condition(.isDistinctFrom(x, y, negated: !negated))
@@ -347,7 +380,11 @@ struct PredicateTranslator {
     /// Both sides of a comparison, wrapped so that they compare as Swift compares them:
     /// decimals as numbers, strings (when ordered) by code point.
     static func comparable(_ a: SQLExpression, _ ta: Traits, _ b: SQLExpression, _ tb: Traits,
-                           ordering: Bool) -> (SQLExpression, SQLExpression) {
+                           ordering: Bool, describing expression: @autoclosure () -> Any) throws -> (SQLExpression, SQLExpression) {
+        if ta.kind == .encodedText || tb.kind == .encodedText {
+            let x = try encodedText(a, ta, describing: expression()), y = try encodedText(b, tb, describing: expression())
+            return ordering ? (.codePointOrdered(x), .codePointOrdered(y)) : (x, y)
+        }
         func wrap(_ e: SQLExpression, _ t: Traits, other: Traits) -> SQLExpression {
             if t.kind == .decimal || other.kind == .decimal {
                 if case .decimal = e { return e }
@@ -364,8 +401,31 @@ struct PredicateTranslator {
     mutating func comparison(_ op: SQLBinaryOperator, _ lhs: Operand, _ rhs: Operand, describing expression: @autoclosure () -> Any) throws -> Operand {
         let (a, ta) = try value(lhs, describing: expression())
         let (b, tb) = try value(rhs, describing: expression())
-        let (x, y) = Self.comparable(a, ta, b, tb, ordering: true)
+        let (x, y) = try Self.comparable(a, ta, b, tb, ordering: true, describing: expression())
         return .condition(.binary(x, op, y))
+    }
+
+    /// `e` as the text Unity's JSON encoder writes for a `Date` or a `UUID`, to compare with
+    /// such a value inside a JSON document: the value itself when it was read from one, a
+    /// bound date or UUID converted. A date outside the years 0000–9999 throws: its text
+    /// would not sort as the dates do.
+    static func encodedText(_ e: SQLExpression, _ t: Traits, describing expression: @autoclosure () -> Any) throws -> SQLExpression {
+        if t.kind == .encodedText { return plain(e) }
+        switch e {
+        case .literal(.null), .bind(.null):
+            return e
+        case .bind(.date(let date)):
+            guard DateText.isInTextRange(date) else {
+                throw untranslatable(expression(), "a date inside a JSON document is compared as Unity's date text, which orders as the dates do "
+                                     + "for the years 0000 to 9999 only; \(date) is outside them")
+            }
+            return .bind(.text(DateText.format(date)))
+        case .bind(.uuid(let uuid)):
+            return .bind(.text(uuid.uuidString))
+        default:
+            throw untranslatable(expression(), "a date or UUID inside a JSON document compares with a value written in the predicate "
+                                 + "(or another one inside a JSON document), not with a column")
+        }
     }
 
     mutating func arithmetic(_ op: SQLBinaryOperator, _ lhs: Operand, _ rhs: Operand, describing expression: @autoclosure () -> Any) throws -> Operand {
@@ -422,6 +482,12 @@ struct PredicateTranslator {
         case .row(let row):
             switch row.schema.member(keyPath) {
             case .column(let column):
+                var valueType = type(of: keyPath).valueType
+                while let optional = valueType as? any OptionalTypeMarker.Type { valueType = optional.wrappedType }
+                if let mapped = valueType as? any PredicateJSONMapped.Type {
+                    return .jsonDocument(JSONDocument(document: self.column(row, column.name), path: [], type: mapped,
+                                                      nullable: traits.nullable, columnTraits: traits))
+                }
                 return columnValue(row, column, traits)
             case .toOne(let relation):
                 return .row(RowRef(schema: relation.target(), source: .toOne(row, relation)))
@@ -440,6 +506,8 @@ struct PredicateTranslator {
                 return .condition(.unary(.not, exists))
             }
             throw Self.untranslatable(expression(), "of a to-many relationship, only count, isEmpty, contains(where:) and allSatisfy are translated")
+        case .jsonDocument(let json):
+            return try jsonMember(json, keyPath, describing: expression())
         case .value(let e, let t) where t.kind == .text:
             if isCount {
                 return .value(.function(name: "length", arguments: [Self.plain(e)], distinct: false), Traits(nullable: t.nullable, kind: .other))
@@ -450,6 +518,36 @@ struct PredicateTranslator {
             throw Self.untranslatable(expression(), "of a string, only count and isEmpty are translated")
         default:
             throw Self.untranslatable(expression(), "this key path reads no column")
+        }
+    }
+
+    /// The member `keyPath` of the JSON object `json`: a nested object, or a scalar extracted
+    /// with the type that makes it compare as Swift compares it.
+    func jsonMember(_ json: JSONDocument, _ keyPath: AnyKeyPath, describing expression: @autoclosure () -> Any) throws -> Operand {
+        guard let key = json.type.predicateJSONKey(for: keyPath) else {
+            throw Self.untranslatable(expression(), "the key path \(keyPath) is not in \(json.type).predicateJSONKeys, so nothing says which JSON key "
+                                      + "it is stored under: list the stored property there (a computed property has no JSON key)")
+        }
+        let path = json.path.appending(.key(key))
+        do { try path.validate() } catch {
+            throw Self.untranslatable(expression(), "the JSON key \"\(key)\" of \(keyPath) cannot be looked up: \(error)")
+        }
+        var valueType = type(of: keyPath).valueType
+        var nullable = json.nullable
+        while let optional = valueType as? any OptionalTypeMarker.Type {
+            nullable = true
+            valueType = optional.wrappedType
+        }
+        switch PredicateJSONLeaf.of(valueType) {
+        case .object(let mapped)?:
+            return .jsonDocument(JSONDocument(document: json.document, path: path, type: mapped, nullable: nullable,
+                                              columnTraits: json.columnTraits))
+        case .scalar(let extracted, let kind)?:
+            return .value(json.document.jsonValue(at: path, as: extracted), Traits(nullable: nullable, kind: kind))
+        case nil:
+            throw Self.untranslatable(expression(), "the key path \(keyPath) reads a \(valueType) inside a JSON document, which SQL does not "
+                                      + "compare as Swift does (members translate when they are strings, integers, Double, Bool, Decimal, Date, UUID, "
+                                      + "raw-value enums of these, or PredicateJSONMapped objects)")
         }
     }
 
