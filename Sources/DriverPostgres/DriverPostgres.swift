@@ -17,8 +17,8 @@
 /// (`postgresql://app@127.0.0.1:6432/app?pooler=transaction`), which the driver takes out of
 /// the URL before libpq sees it.
 ///
-/// With read replicas, ``init(primary:replicas:connections:searchPath:poolerMode:)`` names
-/// the primary and each replica; a multi-host URL with `target_session_attrs=read-write`
+/// With read replicas, ``init(primary:replicas:connections:searchPath:poolerMode:replicaConnectTimeout:)``
+/// names the primary and each replica; a multi-host URL with `target_session_attrs=read-write`
 /// (`postgresql://db1:5432,db2:5432/app?target_session_attrs=read-write`) follows a failover
 /// to whichever host is the primary now, on every new connection.
 public struct PostgresDriver: DatabaseDriver {
@@ -40,6 +40,14 @@ public struct PostgresDriver: DatabaseDriver {
     /// The connection strings of the read replicas (streaming standbys of this server), in
     /// the order given; empty for none.
     public private(set) var replicaConnectionStrings: [String]
+    /// How long, in whole seconds, opening a connection may take before it fails (libpq's
+    /// `connect_timeout`), or nil for libpq's default: no bound unless the connection string
+    /// sets one. A `connect_timeout` in the connection string wins. The replicas' drivers
+    /// get the `replicaConnectTimeout` of
+    /// ``init(primary:replicas:connections:searchPath:poolerMode:replicaConnectTimeout:)``.
+    public private(set) var connectTimeout: Int?
+    /// The ``connectTimeout`` each replica's driver gets.
+    public private(set) var replicaConnectTimeout: Int?
 
     /// Describes how to reach a PostgreSQL server.
     /// - Parameters:
@@ -55,6 +63,8 @@ public struct PostgresDriver: DatabaseDriver {
         self.connections = max(1, connections)
         self.searchPath = searchPath
         self.replicaConnectionStrings = []
+        self.connectTimeout = nil
+        self.replicaConnectTimeout = nil
         let (stripped, requested) = Self.takePoolerParameter(from: connectionString)
         self.libpqConnectionString = stripped
         if let requested, let mode = PoolerMode(rawValue: requested.lowercased()) {
@@ -81,16 +91,28 @@ public struct PostgresDriver: DatabaseDriver {
     ///   - connections: the pool size, for the primary and for each replica.
     ///   - searchPath: as in ``init(_:connections:searchPath:poolerMode:)``, on every server.
     ///   - poolerMode: as in ``init(_:connections:searchPath:poolerMode:)``, on every server.
-    public init(primary: String, replicas: [String], connections: Int = 8, searchPath: String? = nil, poolerMode: PoolerMode = .none) {
+    ///   - replicaConnectTimeout: how long, in whole seconds, opening a connection to a
+    ///     replica may take (libpq's `connect_timeout`; libpq takes 1 as 2), for the replica's
+    ///     pool and for its health check, which asks each replica in turn how far it has
+    ///     replayed: a standby that stops answering (a black hole) is then marked down after
+    ///     this long rather than stalling every replica's check. Nil leaves it unbounded. A
+    ///     `connect_timeout` in a replica's connection string wins.
+    public init(primary: String, replicas: [String], connections: Int = 8, searchPath: String? = nil, poolerMode: PoolerMode = .none,
+                replicaConnectTimeout: Int? = 3) {
         var driver = PostgresDriver(primary, connections: connections, searchPath: searchPath, poolerMode: poolerMode)
         driver.replicaConnectionStrings = replicas
+        driver.replicaConnectTimeout = replicaConnectTimeout
         self = driver
     }
 
     /// One driver per replica of ``replicaConnectionStrings``, with this driver's pool size,
-    /// search path and pooler mode.
+    /// search path and pooler mode, and ``replicaConnectTimeout`` as its ``connectTimeout``.
     public var replicas: [any DatabaseDriver] {
-        replicaConnectionStrings.map { PostgresDriver($0, connections: connections, searchPath: searchPath, poolerMode: poolerMode) }
+        replicaConnectionStrings.map {
+            var replica = PostgresDriver($0, connections: connections, searchPath: searchPath, poolerMode: poolerMode)
+            replica.connectTimeout = replicaConnectTimeout
+            return replica
+        }
     }
 
     /// Takes the `pooler` parameter out of a `postgresql://` or `postgres://` URL's query
@@ -165,6 +187,7 @@ public struct PostgresDriver: DatabaseDriver {
                     + "(behind a transaction-mode pooler such as PgBouncer) or pooler=none"))
         }
         let pooled = poolerMode == .transaction || configuration.poolerMode == .transaction
-        return try PostgresConnection(connectionString: libpqConnectionString, searchPath: searchPath, transactionPooler: pooled)
+        return try PostgresConnection(connectionString: libpqConnectionString, searchPath: searchPath, transactionPooler: pooled,
+                                      connectTimeout: connectTimeout)
     }
 }

@@ -196,17 +196,22 @@ final class PostgresConnection: DriverConnection {
     }
 
     /// Connects and prepares the session: the settings of ``sessionSettings`` pinned with one
-    /// round trip, NOTICEs dropped, and the search path set when asked.
-    init(connectionString: String, searchPath: String?, transactionPooler: Bool = false) throws {
+    /// round trip, NOTICEs dropped, and the search path set when asked. `connectTimeout`
+    /// (seconds) bounds the connecting unless the connection string sets `connect_timeout`.
+    init(connectionString: String, searchPath: String?, transactionPooler: Bool = false, connectTimeout: Int? = nil) throws {
         if let searchPath, searchPath.utf8.count > 63 {
             // The server would truncate the name and select another schema in silence.
             throw DatabaseError.misuse(
                 "the search path schema name is \(searchPath.utf8.count) bytes long; PostgreSQL names hold at most 63 bytes")
         }
         // expand_dbname = 1: the "dbname" value may be a whole URL or key/value string; the
-        // keywords after it override what it says.
-        let keywords = ["dbname", "client_encoding", "fallback_application_name"]
-        let values = [connectionString, "UTF8", "unity"]
+        // keywords after it override what it says, and what it says overrides those before it.
+        var keywords = ["dbname", "client_encoding", "fallback_application_name"]
+        var values = [connectionString, "UTF8", "unity"]
+        if let connectTimeout {
+            keywords.insert("connect_timeout", at: 0)
+            values.insert(String(max(0, connectTimeout)), at: 0)
+        }
         let conn = Self.withCStringArray(keywords) { kw in
             Self.withCStringArray(values) { vals in PQconnectdbParams(kw, vals, 1) }
         }

@@ -12,30 +12,44 @@ import Unity
 /// instead, as SQLite's own hook does (a passive checkpoint past 1,000 frames).
 final class SQLiteCommitReporter {
     let sink: DatabaseChangeSink
+    /// Where a file database's writer records the change counters its commits moved (nil in
+    /// memory, where no watcher runs).
+    let ledger: SQLiteCounterLedger?
     /// Tables changed by the open transaction, lower-cased (SQLite's names are case-insensitive).
     private var pending: Set<String> = []
     /// The last table name the update hook saw, to skip hashing it again for each row.
     private var lastTable: [CChar] = []
+    /// True when the open transaction wrote to the change counters (their triggers ran).
+    private(set) var countersTouched = false
+    /// The change counters as the open transaction found them when it began, holding the
+    /// write lock (see ``SQLiteCounterLedger``); nil when they were not read.
+    var countersAtBegin: [String: Int64]?
 
     /// SQLite's default automatic checkpoint threshold, in WAL frames.
     static let autoCheckpointFrames: Int32 = 1000
 
-    init(sink: DatabaseChangeSink) {
+    init(sink: DatabaseChangeSink, recordsCounters: Bool) {
         self.sink = sink
+        ledger = recordsCounters ? sink.driverState { SQLiteCounterLedger() } : nil
     }
 
     /// A row of `table` changed.
     func rowChanged(_ table: UnsafePointer<CChar>) {
         if !lastTable.isEmpty, strcmp(lastTable, table) == 0 { return }
+        if strcmp(table, Self.counterTable) == 0 {
+            countersTouched = true
+            return
+        }
         let name = String(cString: table)
-        if name == Migration.changeCounterTable { return }
         lastTable = Array(UnsafeBufferPointer(start: table, count: strlen(table) + 1))
         pending.insert(name.lowercased())
     }
 
+    private static let counterTable: [CChar] = Array(Migration.changeCounterTable.utf8CString)
+
     /// The transaction committed: report what it changed.
     func committed() {
-        lastTable = []
+        endTransaction()
         guard !pending.isEmpty else { return }
         let tables = pending
         pending.removeAll(keepingCapacity: true)
@@ -44,8 +58,109 @@ final class SQLiteCommitReporter {
 
     /// The transaction rolled back: forget what it changed.
     func rolledBack() {
-        lastTable = []
+        endTransaction()
         pending.removeAll(keepingCapacity: true)
+    }
+
+    private func endTransaction() {
+        lastTable = []
+        countersTouched = false
+        countersAtBegin = nil
+    }
+}
+
+/// The change-counter values that this database's own committed transactions moved from and to,
+/// so that the `data_version` watcher can tell a commit the writer's hooks already reported
+/// from another connection's, and not fetch again for it.
+///
+/// The writer reads the counters (`unity_change_counters`) when a transaction begins holding
+/// the write lock (`BEGIN IMMEDIATE`) and again just before its `COMMIT`: no other connection
+/// can commit in between. The pair is announced before the COMMIT runs and kept once it
+/// succeeded; the watcher, having read the counters, waits (briefly) for the COMMITs announced
+/// by then to end, so that a commit it sees has its pair. A counter only grows (its triggers
+/// add 1 per row), so each value is passed once: when the watcher finds a counter moved from
+/// the value it saw last to the value it sees now through kept pairs alone, every commit in
+/// between was this database's own. Anything else — a gap in the pairs, a COMMIT still
+/// running after the wait, a transaction that began without the write lock, a counter that
+/// went down — counts as a change: a commit by another connection is never taken for one of
+/// ours, and at worst a commit of ours is fetched twice.
+final class SQLiteCounterLedger: @unchecked Sendable {
+    // @unchecked: every stored property is guarded by `condition`.
+    private let condition = NSCondition()
+    /// Per counter (table key): the value a commit of ours found → the value it left.
+    private var links: [String: [Int64: Int64]] = [:]
+    /// The pairs of the COMMITs running now, by ticket.
+    private var running: [UInt64: (begin: [String: Int64], end: [String: Int64])] = [:]
+    private var nextTicket: UInt64 = 0
+    /// The most pairs kept per counter (the watcher forgets those it has passed).
+    static let capacity = 4096
+    /// The query that reads the counters.
+    static let readSQL = "SELECT table_name, changes FROM \(Migration.changeCounterTable)"
+
+    /// A transaction of this database that found the counters at `begin` and leaves them at
+    /// `end` is about to COMMIT. Returns the ticket to pass to ``ended(_:committed:)``.
+    func committing(begin: [String: Int64], end: [String: Int64]) -> UInt64 {
+        condition.lock()
+        defer { condition.unlock() }
+        nextTicket &+= 1
+        running[nextTicket] = (begin, end)
+        return nextTicket
+    }
+
+    /// The COMMIT of `ticket` ended: its pair is kept when it committed, dropped otherwise.
+    func ended(_ ticket: UInt64, committed: Bool) {
+        condition.lock()
+        defer {
+            condition.broadcast()
+            condition.unlock()
+        }
+        guard let pair = running.removeValue(forKey: ticket), committed else { return }
+        for (key, to) in pair.end {
+            guard let from = pair.begin[key], to > from else { continue }
+            if links[key, default: [:]].count >= Self.capacity { links[key] = [:] }
+            links[key, default: [:]][from] = to
+        }
+    }
+
+    /// Waits, at most `timeout` seconds, for the COMMITs running now to end.
+    func settle(timeout: TimeInterval) {
+        condition.lock()
+        defer { condition.unlock() }
+        let waitingFor = Set(running.keys)
+        guard !waitingFor.isEmpty else { return }
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while !waitingFor.isDisjoint(with: running.keys), condition.wait(until: deadline) {}
+    }
+
+    /// True when counter `key` went from `from` to `to` through this database's own commits
+    /// alone.
+    func explains(_ key: String, from: Int64, to: Int64) -> Bool {
+        guard to > from else { return false }
+        condition.lock()
+        defer { condition.unlock() }
+        guard let chain = links[key] else { return false }
+        var value = from
+        while value < to, let next = chain[value], next > value { value = next }
+        return value == to
+    }
+
+    /// The watcher saw the counters at `current`: forgets the pairs that begin below them (a
+    /// counter does not come back to a value it passed), and those of a counter that is gone.
+    func passed(_ current: [String: Int64]?) {
+        condition.lock()
+        defer { condition.unlock() }
+        guard let current else {
+            links.removeAll()
+            return
+        }
+        for (key, chain) in links {
+            guard let now = current[key] else {
+                links[key] = nil
+                continue
+            }
+            let kept = chain.filter { $0.key >= now }
+            links[key] = kept.isEmpty ? nil : kept
+        }
     }
 }
 
@@ -113,9 +228,14 @@ final class SQLiteChangeSource: DatabaseChangeSource, @unchecked Sendable {
     // connection is used by the watcher thread only (and by `start()` before it runs).
     /// How often the watcher checks for other processes' commits.
     static let interval: TimeInterval = 0.01
+    /// How long the watcher waits for this database's COMMITs running when it read the
+    /// counters (see ``SQLiteCounterLedger``); past it, their commits count as another's.
+    static let settleTimeout: TimeInterval = 0.1
 
     private let driver: SQLiteDriver
     private let sink: DatabaseChangeSink
+    /// The counter values this database's own commits moved (shared with its writer).
+    private let ledger: SQLiteCounterLedger
     private let condition = NSCondition()
     private var followed: Set<String> = []
     private var stopping = false
@@ -124,6 +244,7 @@ final class SQLiteChangeSource: DatabaseChangeSource, @unchecked Sendable {
     init(driver: SQLiteDriver, sink: DatabaseChangeSink) {
         self.driver = driver
         self.sink = sink
+        ledger = sink.driverState { SQLiteCounterLedger() }
     }
 
     func keys(for tables: Set<String>, on connection: Connection) throws -> [String: String] {
@@ -200,15 +321,27 @@ final class SQLiteChangeSource: DatabaseChangeSource, @unchecked Sendable {
                 sink.anythingMayHaveChanged()
                 continue
             }
+            // A commit of this database that the counters show may still be in its COMMIT:
+            // wait for its pair.
+            ledger.settle(timeout: Self.settleTimeout)
             if let current {
                 var changed: Set<String> = []
-                for key in followed where current[key] == nil || current[key] != counters?[key] {
-                    changed.insert(key)
+                for key in followed {
+                    guard let now = current[key], let then = counters?[key] else {
+                        // No counter for the table: any commit may have changed it.
+                        changed.insert(key)
+                        continue
+                    }
+                    // A counter moved through this database's own commits alone: the writer's
+                    // hooks reported them already.
+                    if now != then && !ledger.explains(key, from: then, to: now) { changed.insert(key) }
                 }
                 counters = current
+                ledger.passed(current)
                 sink.tablesChanged(changed)
             } else {
                 counters = nil
+                ledger.passed(nil)
                 sink.anythingMayHaveChanged()
             }
         }

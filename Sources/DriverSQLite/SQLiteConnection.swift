@@ -111,10 +111,73 @@ final class SQLiteConnection: DriverConnection {
     @discardableResult
     func execute(_ sql: String, bindings: [DatabaseValue], onRow: ((Row) throws -> Void)?) throws -> Int {
         let db = try openHandle()
+        if let reporter = commitReporter, let ledger = reporter.ledger {
+            return try executeRecordingCounters(sql, bindings: bindings, onRow: onRow, db: db, reporter: reporter, ledger: ledger)
+        }
+        return try executeStatement(sql, bindings: bindings, onRow: onRow, db: db)
+    }
+
+    private func executeStatement(_ sql: String, bindings: [DatabaseValue], onRow: ((Row) throws -> Void)?,
+                                  db: OpaquePointer) throws -> Int {
         let statement = try acquireStatement(sql, db: db)
         defer { release(statement) }
         try statement.bind(bindings, db: db)
         return try run(statement, db: db, onRow: onRow)
+    }
+
+    /// ``execute(_:bindings:onRow:)`` while something observes a file database: a transaction
+    /// that begins holding the write lock reads the change counters, and one that wrote to them
+    /// reads them again before its COMMIT; once the COMMIT succeeded, the pair goes to the
+    /// ledger (see ``SQLiteCounterLedger``).
+    private func executeRecordingCounters(_ sql: String, bindings: [DatabaseValue], onRow: ((Row) throws -> Void)?,
+                                          db: OpaquePointer, reporter: SQLiteCommitReporter,
+                                          ledger: SQLiteCounterLedger) throws -> Int {
+        let wasIdle = sqlite3_get_autocommit(db) != 0
+        var ticket: UInt64?
+        if !wasIdle, reporter.countersTouched, let begin = reporter.countersAtBegin, Self.isCommit(sql),
+           let end = readCounters(db) {
+            ticket = ledger.committing(begin: begin, end: end)
+        }
+        let changed: Int
+        do {
+            changed = try executeStatement(sql, bindings: bindings, onRow: onRow, db: db)
+        } catch {
+            if let ticket { ledger.ended(ticket, committed: false) }
+            throw error
+        }
+        let isIdle = sqlite3_get_autocommit(db) != 0
+        if let ticket {
+            ledger.ended(ticket, committed: isIdle)
+        } else if wasIdle && !isIdle {
+            // A transaction began. Only one that holds the write lock already (BEGIN
+            // IMMEDIATE) finds the counters as its writes will: a deferred one may read an
+            // older snapshot, and reading now would start it early.
+            if sqlite3_txn_state(db, "main") == SQLITE_TXN_WRITE { reporter.countersAtBegin = readCounters(db) }
+        }
+        return changed
+    }
+
+    /// True for the statements that commit a transaction as Unity sends them.
+    private static func isCommit(_ sql: String) -> Bool {
+        guard let first = sql.utf8.first, first == UInt8(ascii: "C") || first == UInt8(ascii: "c")
+            || first == UInt8(ascii: "E") || first == UInt8(ascii: "e"), sql.utf8.count <= 20 else { return false }
+        switch sql.trimmingCharacters(in: .whitespacesAndNewlines).uppercased() {
+        case "COMMIT", "COMMIT TRANSACTION", "END", "END TRANSACTION": return true
+        default: return false
+        }
+    }
+
+    /// The change counters by table key, or nil when there are none (or they cannot be read).
+    private func readCounters(_ db: OpaquePointer) -> [String: Int64]? {
+        var counters: [String: Int64] = [:]
+        do {
+            _ = try executeStatement(SQLiteCounterLedger.readSQL, bindings: [], onRow: { row in
+                if case .text(let name) = row[0], case .integer(let count) = row[1] { counters[name] = count }
+            }, db: db)
+        } catch {
+            return nil
+        }
+        return counters
     }
 
     @discardableResult
@@ -179,7 +242,7 @@ final class SQLiteConnection: DriverConnection {
     func reportCommits(to sink: DatabaseChangeSink?) {
         if commitReporter?.sink === sink { return }
         guard let db else { return }
-        commitReporter = sink.map(SQLiteCommitReporter.init(sink:))
+        commitReporter = sink.map { SQLiteCommitReporter(sink: $0, recordsCounters: usesWAL) }
         installCommitHooks(commitReporter, on: db, walMode: usesWAL)
     }
 

@@ -13,9 +13,23 @@ struct CoreInstrumentationTests {
         private var recorded: [String] = []
         private var context: String?
 
+        private var failedStatements: [String] = []
+
         var events: [String] { lock.withLock { recorded } }
-        func clear() { lock.withLock { recorded.removeAll() } }
+        /// Each statement that ended with an error: its first word and the error's kind.
+        var failures: [String] { lock.withLock { failedStatements } }
+        func clear() { lock.withLock { recorded.removeAll(); failedStatements.removeAll() } }
         func record(_ line: String) { lock.withLock { recorded.append(line) } }
+        func recordFailure(_ sql: String, _ error: any Error) {
+            let word = sql.prefix { !$0.isWhitespace }
+            let kind: String
+            switch error as? DatabaseError {
+            case .constraintViolation(let constraint, _)?: kind = "constraintViolation(\(constraint))"
+            case let other?: kind = String(describing: other).prefix { $0 != "(" }.description
+            case nil: kind = String(reflecting: type(of: error))
+            }
+            lock.withLock { failedStatements.append("\(word) \(kind)") }
+        }
 
         func currentContext() -> (any Sendable)? { Self.current }
 
@@ -45,6 +59,7 @@ struct CoreInstrumentationTests {
             let sql: String
             func finish(error: (any Error)?) {
                 recorder.record("end \(sql)" + (error == nil ? "" : " failed"))
+                if let error { recorder.recordFailure(sql, error) }
             }
             func finish(committed: Bool, error: (any Error)?) {
                 recorder.record(committed ? "commit" : "rollback" + (error == nil ? "" : " failed"))
@@ -125,6 +140,32 @@ struct CoreInstrumentationTests {
                 "commit",
             ])
             #expect(recorder.events.contains("queued \(Self.pool(backend))"))
+        }
+    }
+
+    /// A batch of saves first tries its INSERTs plainly; one that meets a taken key is undone
+    /// and the batch goes on with the duplicate rules. The caller sees no error, but the
+    /// statement failed, and the instrumentation is told so, with the constraint's kind
+    /// (SQLite undoes the one statement; PostgreSQL rolls back a savepoint).
+    @Test(arguments: Backend.allCases)
+    func aConstraintFailureTheBatchRecoversFromIsReportedAsFailed(_ backend: Backend) throws {
+        typealias Gadget = ModelDefDuplicateFixtures.Gadget
+        let recorder = Recorder()
+        try withTestDatabase(backend, configuration: DatabaseConfiguration(instrumentation: recorder)) { db in
+            try ModelDefDuplicateFixtures.migrate(db, backend)
+            try Gadget(id: 1, serverId: "s1", name: "one", color: "red", qty: 1).save(in: db)
+            recorder.clear()
+            try DBManager.executeStatements([
+                Gadget(id: 2, serverId: "s2", name: "two", color: "blue", qty: 2).createSaveStatement(),
+                Gadget(id: 1, serverId: "s1", name: "batch", color: "pink", qty: 3).createSaveStatement(),
+            ], in: db)
+            #expect(recorder.failures == ["INSERT constraintViolation(unique)"])
+            #expect(recorder.events.last == "checkin \(Self.pool(backend)) used=0 idle=1")
+            #expect(recorder.events.contains("commit"))
+            #expect(try Gadget.allInstances(orderedBy: [.ascending("id")], in: db) == [
+                Gadget(id: 1, serverId: "s1", name: "batch", color: "pink", qty: 3, existsInDatabase: true),
+                Gadget(id: 2, serverId: "s2", name: "two", color: "blue", qty: 2, existsInDatabase: true),
+            ])
         }
     }
 }

@@ -319,6 +319,61 @@ struct ObservationTests {
         #expect(!db.isWatchingChanges)
     }
 
+    /// A commit made through the observed file database itself is fetched once: the writer's
+    /// hooks report it, and the `data_version` check, which sees it too, knows from the
+    /// counters that it was this database's own. (Results are not deduplicated here: each
+    /// fetch delivers.)
+    @Test func anSQLiteFileDatabasesOwnCommitIsFetchedOnce() async throws {
+        let test = try TestDatabase(.sqlite)
+        defer { test.tearDown() }
+        let db = test.database
+        try ObservedCounter.create(db)
+        let observed = ObservedValues(ObservedCounter.observe(db, removeDuplicates: false))
+        try await observed.wait("the first result") { $0 == [0] }
+        for value in 1...5 {
+            try ObservedCounter.set(db, value)
+            try await observed.wait("commit \(value)") { $0.last == value }
+            // Twenty checks of data_version go by.
+            try await Task.sleep(nanoseconds: 200_000_000)
+        }
+        #expect(observed.values.current == [0, 1, 2, 3, 4, 5])
+        // A write transaction of several statements, and one that writes nothing observed.
+        try await db.write { conn in
+            try conn.execute(sql: "UPDATE counter SET value = value + 1 WHERE id = 1")
+            try conn.execute(sql: "UPDATE counter SET value = value + 1 WHERE id = 1")
+        }
+        try await observed.wait("the two-statement commit") { $0.last == 7 }
+        try ObservedCounter.execute(db, "INSERT INTO unread (id, value) VALUES (1, 1)")
+        try await Task.sleep(nanoseconds: 200_000_000)
+        #expect(observed.values.current == [0, 1, 2, 3, 4, 5, 7])
+        try await observed.cancel()
+    }
+
+    /// This database's commits and another connection's, close together: the other's are
+    /// never taken for this database's own (each round ends in the other's value, which only
+    /// the data_version check can see).
+    @Test func anotherConnectionsCommitBesideOursIsNeverMissed() async throws {
+        let test = try TestDatabase(.sqlite)
+        defer { test.tearDown() }
+        let db = test.database
+        try ObservedCounter.create(db)
+        let other = try test.openAgain()
+        defer { other.close() }
+        let observed = ObservedValues(ObservedCounter.observe(db, removeDuplicates: false))
+        try await observed.wait("the first result") { $0 == [0] }
+        for round in 1...30 {
+            try ObservedCounter.set(db, 2 * round - 1)
+            if round.isMultiple(of: 2) {
+                // Ours delivered first, so that only the check can bring the other's.
+                try await observed.wait("round \(round), ours") { $0.last == 2 * round - 1 }
+            }
+            try ObservedCounter.set(other, 2 * round)
+            try await observed.wait("round \(round), the other connection's") { $0.last == 2 * round }
+        }
+        #expect(observed.values.current.last == 60)
+        try await observed.cancel()
+    }
+
     @Test func anSQLiteCommitByAnotherConnectionIsSeenThroughTheCounters() async throws {
         let test = try TestDatabase(.sqlite)
         defer { test.tearDown() }

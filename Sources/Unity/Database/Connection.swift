@@ -113,18 +113,25 @@ public final class Connection {
     /// then does not abort the transaction: the caller runs something else instead. Any other
     /// failure, or one that aborted the transaction (PostgreSQL), is thrown as by
     /// ``execute(_:)-(RenderedSQL)``.
+    ///
+    /// An instrumentation is told of a recovered failure as the error it was: the statement
+    /// failed, even though the caller goes on with nil.
     func executeRecoverably(_ sql: String, bindings: [DatabaseValue],
                             recoverable: (DatabaseError) -> Bool) throws -> Int? {
-        try perform(sql) { () throws -> Int? in
+        var recovered: DatabaseError?
+        func attempt() throws -> Int? {
             log(sql, bindings)
             do {
                 return try driverConnection.execute(sql, bindings: bindings, onRow: nil)
             } catch let error as DatabaseError where recoverable(error)
                 && driverConnection.undoesFailedStatementAlone && driverConnection.transactionStatus == .active {
                 // Not thrown, so not noted: the transaction goes on.
+                recovered = error
                 return nil
             }
         }
+        guard let instrumentation else { return try performUnobserved(sql, attempt) }
+        return try performObserved(instrumentation, sql, batchSize: 1, isScript: false, attempt, recovered: { recovered })
     }
 
     /// Runs one statement's driver call: refuses it after a cancel or in a transaction that
@@ -134,6 +141,14 @@ public final class Connection {
     @inline(__always)
     func perform<R>(_ sql: String, batchSize: Int = 1, isScript: Bool = false, _ body: () throws -> R) throws -> R {
         guard let instrumentation else { return try performUnobserved(sql, body) }
+        return try performObserved(instrumentation, sql, batchSize: batchSize, isScript: isScript, body, recovered: { nil })
+    }
+
+    /// ``performUnobserved(_:_:)`` between the instrumentation's statement events. The
+    /// statement ends with what it threw, else with what `recovered` returns: an error the
+    /// body caught and recovered from still reports the statement as failed.
+    private func performObserved<R>(_ instrumentation: any DatabaseInstrumentation, _ sql: String, batchSize: Int,
+                                    isScript: Bool, _ body: () throws -> R, recovered: () -> (any Error)?) throws -> R {
         let observation = instrumentation.statementStarting(DatabaseStatementEvent(
             sql: sql, dialect: dialect, pool: poolName, batchSize: batchSize, isScript: isScript, context: instrumentationContext))
         let result: R
@@ -143,7 +158,7 @@ public final class Connection {
             observation?.finish(error: error)
             throw error
         }
-        observation?.finish(error: nil)
+        observation?.finish(error: recovered())
         return result
     }
 

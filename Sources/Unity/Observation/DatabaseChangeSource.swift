@@ -38,6 +38,8 @@ public final class DatabaseChangeSink: @unchecked Sendable {
     /// How many commits this process's connections reported (for a source that tells them
     /// apart from other processes' commits).
     private var localCommits: UInt64 = 0
+    /// What ``driverState(_:)`` made.
+    private var driverStateObject: (any AnyObject & Sendable)?
 
     private struct Entry {
         /// Table key → the names the observer gave for it.
@@ -59,6 +61,18 @@ public final class DatabaseChangeSink: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return localCommits
+    }
+
+    /// State the driver shares, for this database, between its connections' commit reports
+    /// and its change source: what `make` returns on the first call, the same object on every
+    /// later call. It lives as long as the database.
+    public func driverState<State: AnyObject & Sendable>(_ make: () -> State) -> State {
+        lock.lock()
+        defer { lock.unlock() }
+        if let state = driverStateObject as? State { return state }
+        let state = make()
+        driverStateObject = state
+        return state
     }
 
     /// A transaction that changed the tables with these keys committed, on a connection of this

@@ -50,7 +50,7 @@ struct ORMObservationExamples {
         defer { other.close() }
         let dogTable = amigo.models[0].tableName
         try await other.write { conn in try conn.execute(sql: "UPDATE \"\(dogTable)\" SET label = 'Lucy' WHERE label = 'Rex'") }
-        let seen = try await withDeadline { try await following.value }
+        let seen = try await within(60, "the example to finish") { try await following.value }
         #expect(seen.last == ["Bar/Lucy", "Foo/Lucy"])
         #expect(seen.count <= 2 && (seen.count == 1 || seen.first == ["Foo/Lucy"]))
     }

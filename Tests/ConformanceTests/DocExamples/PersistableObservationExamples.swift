@@ -90,14 +90,14 @@ struct PersistableObservationExamples {
         let other = try test.openAgain()
         defer { other.close() }
         try await other.write { conn in try conn.execute(sql: "INSERT INTO hats (color, brim_size, store_id) VALUES ('red', 14, 2)") }
-        let seen = try await withDeadline { try await following.value }
+        let seen = try await within(60, "the example to finish") { try await following.value }
         #expect(seen.last == [8, 11, 14])
         #expect(seen.count <= 2 && (seen.count == 1 || seen.first == [8, 11]))
 
         let joined = Task { try await TailorObservationDocs.rawJoin(db) }
         // Main St is renamed elsewhere: a commit to the joined table alone empties the result.
         try await other.write { conn in try conn.execute(sql: "UPDATE stores SET name = 'High St' WHERE id = 1") }
-        let results = try await withDeadline { try await joined.value }
+        let results = try await within(60, "the example to finish") { try await joined.value }
         #expect(results.last == [])
         #expect(results.count <= 2 && (results.count == 1 || results.first == [1, 2]))
     }

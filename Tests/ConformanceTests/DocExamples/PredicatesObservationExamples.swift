@@ -60,10 +60,10 @@ struct PredicatesObservationExamples {
         defer { other.close() }
         let elsewhere = PersistentContainer(database: other, models: [Author.self], createsSchema: false)
         try elsewhere.perform { ctx in _ = try ctx.insert(Author(name: "Cid")) }
-        let seen = try await withDeadline { try await following.value }
+        let seen = try await within(60, "the example to finish") { try await following.value }
         #expect(seen.last == ["Ann", "Bob", "Cid"])
         #expect(seen.count <= 2 && (seen.count == 1 || seen.first == ["Ann", "Bob"]))
-        let withEmail = try await withDeadline { try await SwormObservationDocs.foundation(container) }
+        let withEmail = try await within(60, "the example to finish") { try await SwormObservationDocs.foundation(container) }
         #expect(withEmail == [Author(name: "Ann", email: "ann@example.com")])
     }
 }

@@ -69,11 +69,11 @@ struct SQLFirstObservationExamples {
             let other = try test.openAgain()
             defer { other.close() }
             try await other.write { conn in try conn.execute(sql: "UPDATE \"Thing\" SET name = 'two' WHERE tid = 'tid2'") }
-            let seen = try await withDeadline { try await following.value }
+            let seen = try await within(60, "the example to finish") { try await following.value }
             #expect(seen.last == ["tid1", "tid2"])
             #expect(seen.count <= 2 && (seen.count == 1 || seen.first == ["tid1"]))
 
-            let first = try await withDeadline {
+            let first = try await within(60, "the example to finish") {
                 let results = try await SQLFirstObservationDocs.firstResults()
                 return [results.busy?.map(\.tid), results.tagged?.map(\.tid)]
             }

@@ -31,7 +31,7 @@ struct StateObservationExamples {
     func commitsMadeElsewhere(_ backend: Backend) async throws {
         let test = try TestDatabase(backend)
         defer { test.tearDown() }
-        let reported = try await withDeadline {
+        let reported = try await within(60, "the example to finish") {
             try await StateFollowingDocs.following(test.database) {
                 let other = try test.openAgain()
                 defer { other.close() }

@@ -125,16 +125,93 @@ func installObservedTables(_ db: Database, _ tables: [SQLCreateTable], existing:
     try migrator.migrate(db)
 }
 
-/// Runs `body`, cancelling it and throwing when it has not returned within `timeout`.
-func withDeadline<T: Sendable>(_ timeout: Duration = .seconds(60), _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            throw FlavorObservationProbe<Int>.Timeout(what: "the example to finish")
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next() else { throw FlavorObservationProbe<Int>.Timeout(what: "a result") }
-        return first
+/// What a flavor's write throws to roll its transaction back in
+/// ``expectObservationFollowsCommits(of:through:_:first:commits:rollBack:quietWrites:checksRelease:sourceLocation:)``.
+struct ObservationRollback: Error {}
+
+/// A commit an observation must deliver, and the result it must deliver after it.
+struct ObservedCommit<Element> {
+    /// Makes the commit; given the other `Database` (the one that stands for another process).
+    let write: (_ other: Database) async throws -> Void
+    /// The next result after it.
+    let expected: Element
+    /// Checks what else the commit changed, once its result arrived.
+    let afterwards: () -> Void
+
+    init(_ write: @escaping (_ other: Database) async throws -> Void, then expected: Element,
+         afterwards: @escaping () -> Void = {}) {
+        self.write = write
+        self.expected = expected
+        self.afterwards = afterwards
     }
+
+    /// Raw SQL committed by the other `Database`, in one transaction.
+    static func sql(_ statements: String..., then expected: Element) -> ObservedCommit {
+        ObservedCommit({ other in
+            try await other.write { conn in
+                for sql in statements { try conn.execute(sql: sql) }
+            }
+        }, then: expected)
+    }
+}
+
+/// The contract every flavor's observation keeps, checked the same way for each: `iterate`
+/// (the flavor's own observation, iterated on a task of the probe's) delivers `first` (unless
+/// it is nil: a sequence of changes only), then each commit's expected result after it, once;
+/// a transaction that `rollBack` makes and rolls back (by throwing ``ObservationRollback``)
+/// delivers nothing, nor do `quietWrites`, nor a commit to the table `obs_unrelated` (see
+/// ``installObservedTables(_:_:existing:)``) by `other`; cancelling the
+/// consumer ends the sequence (`next()` returns nil) and, with `checksRelease`, frees what the
+/// observation held on `observed`: no observation left running, no watcher, every connection
+/// of its pools back and idle. Every wait has a timeout.
+func expectObservationFollowsCommits<Element: Equatable & Sendable>(
+    of observed: Database,
+    through other: Database,
+    _ iterate: @escaping @Sendable (_ deliver: @escaping @Sendable (Element) -> Void) async throws -> Void,
+    first: Element?,
+    commits: [ObservedCommit<Element>],
+    rollBack: () throws -> Void,
+    quietWrites: [(what: String, write: () async throws -> Void)] = [],
+    checksRelease: Bool = true,
+    sourceLocation: SourceLocation = #_sourceLocation
+) async throws {
+    let probe = FlavorObservationProbe<Element>(iterate)
+    if let first {
+        #expect(try await probe.next() == first, "the first result", sourceLocation: sourceLocation)
+    }
+    for (index, commit) in commits.enumerated() {
+        try await commit.write(other)
+        #expect(try await probe.next() == commit.expected, "the result after commit \(index + 1)", sourceLocation: sourceLocation)
+        commit.afterwards()
+    }
+    #expect(try await probe.staysQuiet(), "a commit was delivered twice: \(probe.all)", sourceLocation: sourceLocation)
+
+    #expect(throws: ObservationRollback.self, "the rollback step did not roll back", sourceLocation: sourceLocation) {
+        try rollBack()
+    }
+    #expect(try await probe.staysQuiet(), "a rolled-back transaction was delivered", sourceLocation: sourceLocation)
+    for (what, write) in quietWrites {
+        try await write()
+        #expect(try await probe.staysQuiet(), "\(what) was delivered", sourceLocation: sourceLocation)
+    }
+    try await other.write { conn in try conn.execute(sql: "INSERT INTO obs_unrelated (id, v) VALUES (1, 'x')") }
+    #expect(try await probe.staysQuiet(), "a write to a table the query does not read was delivered",
+            sourceLocation: sourceLocation)
+
+    let ending = try await probe.cancel()
+    #expect(ending?.isFinished == true, "cancelling the consumer did not end the sequence: \(String(describing: ending))",
+            sourceLocation: sourceLocation)
+    guard checksRelease else { return }
+    #expect(observed.activeObservationCount == 0, "an observation still runs after its consumer was cancelled",
+            sourceLocation: sourceLocation)
+    #expect(!observed.isWatchingChanges, "the database still watches for changes", sourceLocation: sourceLocation)
+    // A refetch that was under way when the consumer was cancelled may still be giving its
+    // connection back: wait for it, within a bound.
+    let deadline = ContinuousClock.now + .seconds(30)
+    while observed.openConnectionCount != observed.idleConnectionCount && ContinuousClock.now < deadline {
+        try await Task.sleep(for: .milliseconds(5))
+    }
+    #expect(observed.openConnectionCount == observed.idleConnectionCount,
+            "a connection stayed lent after the observation ended (\(observed.openConnectionCount) open, \(observed.idleConnectionCount) idle)",
+            sourceLocation: sourceLocation)
 }

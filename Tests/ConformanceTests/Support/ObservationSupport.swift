@@ -4,30 +4,6 @@ import Foundation
 import Testing
 import Unity
 
-/// A timeout that ended a wait.
-struct WaitTimedOut: Error, CustomStringConvertible {
-    let what: String
-    let seconds: Double
-    var description: String { "timed out after \(seconds) s waiting for \(what)" }
-}
-
-/// Runs `body`, racing it against a deadline: throws ``WaitTimedOut`` (and cancels `body`)
-/// when `seconds` pass first.
-func within<T: Sendable>(_ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try? await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let value = first else {
-            throw WaitTimedOut(what: what, seconds: seconds)
-        }
-        return value
-    }
-}
-
 /// Consumes an observation on a task of its own and keeps what it delivered.
 final class ObservedValues<T: Sendable>: Sendable {
     let values = Locked<[T]>([])
