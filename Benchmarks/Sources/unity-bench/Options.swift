@@ -163,6 +163,13 @@ struct BenchOptions: Sendable {
             WorkloadSpec(workload: .oneToMany, rows: scaled(1_000), tableRows: 0, childrenPerParent: 20),
             WorkloadSpec(workload: .stream, rows: scaled(1_000_000), tableRows: scaled(1_000_000)),
         ]
+        // JSON documents (equality on an indexed path; containment on PostgreSQL, where a GIN
+        // index serves it: SQLite has no index for it) and full-text search: DocumentData.swift.
+        specs.append(WorkloadSpec(workload: .jsonFilter, rows: scaled(2_000), tableRows: base))
+        if backend == .postgres {
+            specs.append(WorkloadSpec(workload: .jsonFilter, rows: scaled(1_000), tableRows: base, jsonContainment: true))
+        }
+        specs.append(WorkloadSpec(workload: .ftsQuery, rows: scaled(1_000), tableRows: scaled(20_000)))
         // A server's load: W tasks share the lookups through a pool of 8 (see Concurrent.swift).
         let concurrentRows = backend == .sqlite ? scaled(50_000) : scaled(20_000)
         for tasks in ConcurrentLookups.taskCounts {
