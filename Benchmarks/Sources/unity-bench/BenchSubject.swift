@@ -50,6 +50,10 @@ struct BenchTarget: Sendable {
 struct WorkloadOutput: Sendable, Equatable {
     /// The checksum of the values read or written.
     var checksum: Checksum
+    /// `fts-query` only, from the raw baselines: the ids each query returned, in order, which
+    /// the harness checks against the generated documents (untimed) before it takes raw's
+    /// checksum as the one every other subject must return.
+    var searchResults: [[Int64]]? = nil
 }
 
 /// The sizes of one workload case.
@@ -64,9 +68,19 @@ struct WorkloadSpec: Sendable, Equatable {
     var childrenPerParent: Int = 20
     /// Concurrent tasks (W) sharing the lookups (concurrent only).
     var tasks: Int = 1
+    /// `json-filter` only: test containment of a tag (`json-filter-contains`) instead of
+    /// equality on the indexed path.
+    var jsonContainment = false
 
-    /// The case's name in the table, `--only` and `--json`: the workload, with W for `concurrent`.
-    var label: String { workload == .concurrent ? "\(workload.rawValue)-\(tasks)" : workload.rawValue }
+    /// The case's name in the table, `--only` and `--json`: the workload, with W for
+    /// `concurrent` and `-contains` for the containment form of `json-filter`.
+    var label: String {
+        switch workload {
+        case .concurrent: "\(workload.rawValue)-\(tasks)"
+        case .jsonFilter where jsonContainment: "\(workload.rawValue)-contains"
+        default: workload.rawValue
+        }
+    }
 }
 
 /// Every subject the benchmark knows, in the order of the table. Raw baselines first: the

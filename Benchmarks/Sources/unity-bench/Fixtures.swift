@@ -1,6 +1,7 @@
 import Foundation
 import RawLibPQ
 import RawSQLite
+import Unity
 
 /// Puts a backend's tables into the state a workload starts from, untimed, with the raw C
 /// library, and reads tables back for the correctness checks.
@@ -13,10 +14,16 @@ protocol BenchFixture: AnyObject {
 
 /// What every subject must return and leave behind; the same for every backend.
 enum Expectations {
-    /// The checksum a correct subject returns for `spec`.
-    static func output(_ spec: WorkloadSpec) -> Checksum {
+    /// The checksum a correct subject returns for `spec`, nil for `fts-query`: the order of
+    /// its results is the engine's ranking, so every subject must return the checksum of raw's
+    /// results, which the harness checks against the generated documents (see ``SearchCorpus``).
+    static func output(_ spec: WorkloadSpec) -> Checksum? {
         var checksum = Checksum()
         switch spec.workload {
+        case .jsonFilter:
+            return JSONData.expected(spec)
+        case .ftsQuery:
+            return nil
         case .insert, .fetch, .stream:
             for id in 1...Int64(max(spec.rows, 1)) where spec.rows > 0 { checksum.add(BenchData.record(id: id)) }
         case .update, .upsert, .upsertBatch:
@@ -76,6 +83,9 @@ final class SQLiteFixture: BenchFixture {
     /// Records 1...n of generation 0 are in `bench` (nil: unknown).
     private var seededRecords: Int?
     private var seededParents: Int?
+    /// The sizes of `bench_json` and `bench_text` (nil: not made yet).
+    private var seededJSON: Int?
+    private var seededText: Int?
 
     init(path: String) throws {
         database = try RawSQLiteDatabase(path: path)
@@ -94,6 +104,10 @@ final class SQLiteFixture: BenchFixture {
             try seed(records: spec.rows)
         case .lookup, .query, .concurrent:
             try seed(records: spec.tableRows)
+        case .jsonFilter:
+            try seedJSON(rows: spec.tableRows)
+        case .ftsQuery:
+            try seedText(rows: spec.tableRows)
         case .update:
             try seed(records: spec.rows, force: true)
             seededRecords = nil
@@ -129,6 +143,61 @@ final class SQLiteFixture: BenchFixture {
         }
     }
 
+    /// `bench_json` with `rows` documents and its expression index (the `SQLJSONIndex`).
+    private func seedJSON(rows: Int) throws {
+        guard seededJSON != rows else { return }
+        try database.execute(BenchSchema.jsonTableSQLite + "BEGIN;")
+        do {
+            let statement = try database.prepare("INSERT INTO bench_json (id, doc) VALUES (?, ?)")
+            for id in 1...Int64(max(rows, 1)) where rows > 0 {
+                sqlite3_bind_int64(statement.statement, 1, id)
+                sqlite3_bind_text(statement.statement, 2, JSONData.text(JSONData.document(id: id, tableRows: rows)), -1, sqliteTransient)
+                guard try !statement.step() else { throw database.error("seed bench_json") }
+                statement.reset()
+            }
+        }
+        try database.execute("COMMIT")
+        for sql in try BenchSchema.jsonIndexes(.sqlite) { try database.execute(sql) }
+        try database.execute("ANALYZE bench_json")
+        // Raw's hand-written SQL and the core's rendered SQL must both use the index.
+        let core = try SQLDialect.sqlite.renderUncached(.select(DocumentStatements.jsonFilter(bucket: 0))).sql
+        for (who, sql) in [("raw", BenchSchema.jsonFilterSQLite), ("core", core)] {
+            try requirePlan(sql, uses: JSONData.bucketIndex.name, who: who)
+        }
+        seededJSON = rows
+    }
+
+    /// `bench_text` with `rows` documents, then what `FullTextIndex.migration` creates (the
+    /// FTS5 table, its triggers, a rebuild that indexes the rows).
+    private func seedText(rows: Int) throws {
+        guard seededText != rows else { return }
+        try database.execute(BenchSchema.textTableSQLite + "BEGIN;")
+        do {
+            let statement = try database.prepare("INSERT INTO bench_text (id, title, body) VALUES (?, ?, ?)")
+            for id in 1...Int64(max(rows, 1)) where rows > 0 {
+                let document = SearchData.document(id: id)
+                sqlite3_bind_int64(statement.statement, 1, id)
+                sqlite3_bind_text(statement.statement, 2, document.title, -1, sqliteTransient)
+                sqlite3_bind_text(statement.statement, 3, document.body, -1, sqliteTransient)
+                guard try !statement.step() else { throw database.error("seed bench_text") }
+                statement.reset()
+            }
+        }
+        try database.execute("COMMIT")
+        for sql in try BenchSchema.searchIndexes(.sqlite) { try database.execute(sql) }
+        seededText = rows
+    }
+
+    /// Throws unless SQLite's plan for `sql` searches the index `index`.
+    private func requirePlan(_ sql: String, uses index: String, who: String) throws {
+        let statement = try database.prepare("EXPLAIN QUERY PLAN " + sql)
+        var plan: [String] = []
+        while try statement.step() { plan.append(statement.text(3)) }
+        guard plan.contains(where: { $0.contains(index) }) else {
+            throw BenchError("sqlite: \(who)'s query does not use the index \(index): \(plan.joined(separator: "; ")) for \(sql)")
+        }
+    }
+
     private func seed(records count: Int, force: Bool = false) throws {
         guard force || seededRecords != count else { return }
         try database.execute("BEGIN; DELETE FROM bench;")
@@ -153,6 +222,9 @@ final class PostgresFixture: BenchFixture {
     private let connection: RawPGConnection
     private var seededRecords: Int?
     private var seededParents: Int?
+    /// The sizes of `bench_json` and `bench_text` (nil: not made yet).
+    private var seededJSON: Int?
+    private var seededText: Int?
 
     init(url: String) throws {
         connection = try RawPGConnection(url: url)
@@ -169,6 +241,10 @@ final class PostgresFixture: BenchFixture {
             try seed(records: spec.rows)
         case .lookup, .query, .concurrent:
             try seed(records: spec.tableRows)
+        case .jsonFilter:
+            try seedJSON(rows: spec.tableRows)
+        case .ftsQuery:
+            try seedText(rows: spec.tableRows)
         case .update:
             try seed(records: spec.rows, force: true)
             seededRecords = nil
@@ -202,6 +278,77 @@ final class PostgresFixture: BenchFixture {
             try connection.execute("VACUUM (ANALYZE) bench_parent, bench_child")
             seededParents = spec.rows
         }
+    }
+
+    /// `bench_json` with `rows` documents (JSONB), the `SQLJSONIndex` on the bucket and a GIN
+    /// index for containment.
+    private func seedJSON(rows: Int) throws {
+        guard seededJSON != rows else { return }
+        try connection.execute(BenchSchema.jsonTablePostgres)
+        var copy = PGBinaryCopy(reservingCapacity: rows * 100)
+        for id in 1...Int64(max(rows, 1)) where rows > 0 {
+            copy.beginTuple(fieldCount: 2)
+            copy.appendInt64Field(id)
+            // jsonb's binary form: a version byte (1), then the text.
+            copy.appendBytesField(Data([1]) + Data(JSONData.text(JSONData.document(id: id, tableRows: rows)).utf8))
+        }
+        try connection.copyIn("COPY bench_json (id, doc) FROM STDIN (FORMAT binary)", copy)
+        for sql in try BenchSchema.jsonIndexes(.postgres) { try connection.execute(sql) }
+        try connection.execute("VACUUM (ANALYZE) bench_json")
+        let filter = try SQLDialect.postgres.renderUncached(.select(DocumentStatements.jsonFilter(bucket: 0)))
+        let contains = try SQLDialect.postgres.renderUncached(.select(DocumentStatements.jsonContains(tag: "t0")))
+        try requirePlan(BenchSchema.jsonFilterPostgres, ["0"], uses: JSONData.bucketIndex.name, who: "raw", rows: rows)
+        try requirePlan(filter.sql, try Self.text(filter.bindings), uses: JSONData.bucketIndex.name, who: "core", rows: rows)
+        try requirePlan(BenchSchema.jsonContainsPostgres, [JSONData.containmentJSON(tag: "t0")], uses: "bench_json_doc", who: "raw", rows: rows)
+        try requirePlan(contains.sql, try Self.text(contains.bindings), uses: "bench_json_doc", who: "core", rows: rows)
+        seededJSON = rows
+    }
+
+    /// `bench_text` with `rows` documents, then what `FullTextIndex.migration` creates (the
+    /// GIN index on the documents' `tsvector`).
+    private func seedText(rows: Int) throws {
+        guard seededText != rows else { return }
+        try connection.execute(BenchSchema.textTablePostgres)
+        var copy = PGBinaryCopy(reservingCapacity: rows * 300)
+        for id in 1...Int64(max(rows, 1)) where rows > 0 {
+            let document = SearchData.document(id: id)
+            copy.beginTuple(fieldCount: 3)
+            copy.appendInt64Field(id)
+            copy.appendTextField(document.title)
+            copy.appendTextField(document.body)
+        }
+        try connection.copyIn("COPY bench_text (id, title, body) FROM STDIN (FORMAT binary)", copy)
+        for sql in try BenchSchema.searchIndexes(.postgres) { try connection.execute(sql) }
+        try connection.execute("VACUUM (ANALYZE) bench_text")
+        let word = SearchData.query(0, tableRows: rows)
+        let core = try SQLDialect.postgres.renderUncached(.select(DocumentStatements.search(word.text)))
+        try requirePlan(BenchSchema.searchPostgres(BenchSchema.tsquery(word.kind)), [word.postgresText],
+                        uses: SearchData.index.name, who: "raw", rows: rows)
+        try requirePlan(core.sql, try Self.text(core.bindings), uses: SearchData.index.name, who: "core", rows: rows)
+        seededText = rows
+    }
+
+    /// Bind values in PostgreSQL's text form, for EXPLAIN (integers, text and JSON are all
+    /// these statements bind).
+    private static func text(_ bindings: [DatabaseValue]) throws -> [String] {
+        try bindings.map { value in
+            switch value {
+            case .integer(let integer): return String(integer)
+            case .text(let text), .json(let text): return text
+            default: throw BenchError("postgres: EXPLAIN with a bound \(value)")
+            }
+        }
+    }
+
+    /// Throws unless PostgreSQL's plan for `sql` (its parameters given as text) uses the
+    /// index `index`. Below 10,000 rows the planner may rightly prefer a scan of the table, so
+    /// a plan without the index is only logged there.
+    private func requirePlan(_ sql: String, _ parameters: [String], uses index: String, who: String, rows: Int) throws {
+        let plan = try connection.explain(sql, parameters)
+        guard !plan.contains(index) else { return }
+        let message = "postgres: \(who)'s query does not use the index \(index) at \(rows) rows: \(plan)"
+        if rows >= 10_000 { throw BenchError(message) }
+        log("  (\(message))")
     }
 
     private func seed(records count: Int, force: Bool = false) throws {

@@ -86,8 +86,22 @@ final class BenchRunner {
             ($0.name == "raw" || options.selects(backend: backend, workload: spec.workload, label: spec.label, subject: $0.name))
                 && (spec.workload == .concurrent ? $0.runsConcurrent : !$0.concurrentOnly)
         }
-        let expected = Expectations.output(spec)
+        // nil for fts-query until raw's results have passed the check against the documents.
+        var expected = Expectations.output(spec)
         let expectedTable = Expectations.tableAfter(spec)
+        /// Checks a raw run's output; for fts-query, its checksum becomes the expected one.
+        func acceptRaw(_ output: WorkloadOutput) throws {
+            if spec.workload == .ftsQuery {
+                guard let results = output.searchResults else { throw BenchError("raw returned no search results to check") }
+                if let fault = SearchData.corpus(tableRows: spec.tableRows).check(results, spec: spec) { throw BenchError("raw: \(fault)") }
+                if let expected, expected != output.checksum {
+                    throw BenchError("raw returned \(output.checksum), and \(expected) before: the ranking changed between runs")
+                }
+                expected = output.checksum
+            } else if output.checksum != expected {
+                throw BenchError("raw returned \(output.checksum), expected \(expected.map { "\($0)" } ?? "nothing")")
+            }
+        }
         var caseResults: [CaseResult] = []
         // With --paired: raw's runs, one beside each timed run of another subject (raw runs on
         // its own when no other subject runs this case).
@@ -118,11 +132,11 @@ final class BenchRunner {
                     single.iterations = 1
                     var ratios: [Double] = []
                     for _ in 0..<options.iterations {
-                        let (rawSeconds, rawChecksum, _) = try await measure(raw, spec: spec, backend: backend, options: single, fixture: fixture)
-                        if rawChecksum != expected { throw BenchError("raw returned \(rawChecksum), expected \(expected)") }
+                        let (rawSeconds, rawOutput, _) = try await measure(raw, spec: spec, backend: backend, options: single, fixture: fixture)
+                        try acceptRaw(rawOutput)
                         let measured = try await measure(subject, spec: spec, backend: backend, options: single, fixture: fixture)
                         seconds += measured.seconds
-                        checksum = measured.checksum
+                        checksum = measured.output.checksum
                         if let peak = measured.peak { result.peakMemoryBytes = max(result.peakMemoryBytes ?? 0, peak) }
                         pairedRaw.append(contentsOf: rawSeconds)
                         if let subjectRun = measured.seconds.first, let rawRun = rawSeconds.first, rawRun > 0 {
@@ -132,14 +146,17 @@ final class BenchRunner {
                     result.pairedRatios = ratios
                 } else {
                     let measured = try await measure(subject, spec: spec, backend: backend, options: options, fixture: fixture)
-                    (seconds, checksum, result.peakMemoryBytes) = measured
+                    (seconds, checksum, result.peakMemoryBytes) = (measured.seconds, measured.output.checksum, measured.peak)
+                    if subject.name == "raw" { try acceptRaw(measured.output) }
                 }
                 result.medianSeconds = Self.median(seconds)
                 result.minSeconds = seconds.min()
                 result.maxSeconds = seconds.max()
                 result.checksum = checksum
-                if checksum != expected {
+                if let expected, checksum != expected {
                     result.status = .failed("returned \(checksum), expected \(expected)")
+                } else if expected == nil {
+                    result.status = .failed("returned \(checksum), and raw has no checked result to compare it with")
                 } else if let expectedTable {
                     let table = try fixture.benchTableChecksum()
                     if table != expectedTable {
@@ -181,26 +198,26 @@ final class BenchRunner {
     /// for a stream (its peak memory is the point), in this one otherwise.
     private func measure(
         _ subject: any BenchSubject, spec: WorkloadSpec, backend: Backend, options: BenchOptions, fixture: any BenchFixture
-    ) async throws -> (seconds: [Double], checksum: Checksum, peak: Int?) {
+    ) async throws -> (seconds: [Double], output: WorkloadOutput, peak: Int?) {
         if spec.workload == .stream {
             try fixture.prepare(spec)
             let (report, peak) = try PeakMemory.runInChild(
                 backend: backend, subject: subject.name, rows: spec.rows, options: options, sqlitePath: target.sqlitePath)
-            return (report.seconds, Checksum(count: report.count, value: UInt64(report.checksum, radix: 16) ?? 0), peak)
+            return (report.seconds, WorkloadOutput(checksum: Checksum(count: report.count, value: UInt64(report.checksum, radix: 16) ?? 0)), peak)
         }
-        let (seconds, checksum) = try await Self.iterate(subject: subject, spec: spec, target: target, options: options, fixture: fixture)
-        return (seconds, checksum, nil)
+        let (seconds, output) = try await Self.iterate(subject: subject, spec: spec, target: target, options: options, fixture: fixture)
+        return (seconds, output, nil)
     }
 
     /// Opens a session and runs warm-ups plus timed iterations, seeding before each run.
-    /// Returns the timed seconds and the checksum of the last run.
+    /// Returns the timed seconds and the output of the last run.
     static func iterate(
         subject: any BenchSubject, spec: WorkloadSpec, target: BenchTarget, options: BenchOptions,
         fixture: (any BenchFixture)?
-    ) async throws -> ([Double], Checksum) {
+    ) async throws -> ([Double], WorkloadOutput) {
         let session = try await subject.openSession(target)
         var seconds: [Double] = []
-        var checksum = Checksum()
+        var last = WorkloadOutput(checksum: Checksum())
         var usage = ProcessUsage()
         do {
             for iteration in 0..<(options.warmups + options.iterations) {
@@ -212,7 +229,7 @@ final class BenchRunner {
                 let output = try await session.run(spec.workload, spec: spec)
                 let elapsed = clock.now - start
                 let after = ProcessUsage.now()
-                checksum = output.checksum
+                last = output
                 if iteration >= options.warmups {
                     seconds.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
                     usage.add(after, minus: before)
@@ -233,7 +250,7 @@ final class BenchRunner {
                        usage.cpuSeconds / operations * 1e6, Double(usage.voluntarySwitches + usage.involuntarySwitches) / operations,
                        Double(usage.voluntarySwitches) / operations))
         }
-        return (seconds, checksum)
+        return (seconds, last)
     }
 
     /// The median of `values` (mean of the middle two for an even count).

@@ -35,6 +35,15 @@ enum Workload: String, CaseIterable, Sendable, Codable {
     /// `rows` primary-key lookups shared by `tasks` concurrent tasks through a pool of 8
     /// connections (a server's load); see `Concurrent.swift`.
     case concurrent
+    /// `rows` filtered, ordered, limited queries on a value inside a JSON document column,
+    /// through an expression index on that path (`SQLJSONIndex`); with
+    /// ``WorkloadSpec/jsonContainment``, a containment test instead (PostgreSQL only: a GIN
+    /// index), every matching row.
+    /// See `DocumentData.swift`.
+    case jsonFilter = "json-filter"
+    /// `rows` full-text queries (a word, two words, a prefix, a phrase, in turn) over generated
+    /// documents indexed by `FullTextIndex`, each returning the ten best matches by relevance.
+    case ftsQuery = "fts-query"
 }
 
 /// The record every subject reads and writes: id, short text, real, date, nullable int, blob.
@@ -142,6 +151,8 @@ enum BenchData {
         case .upsert, .upsertBatch:
             _ = records(count: spec.tableRows, generation: 0)
             _ = records(count: spec.rows, generation: 1)
+        case .ftsQuery:
+            _ = SearchData.queries(spec)
         default:
             break
         }

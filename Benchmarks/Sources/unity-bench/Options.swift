@@ -163,6 +163,16 @@ struct BenchOptions: Sendable {
             WorkloadSpec(workload: .oneToMany, rows: scaled(1_000), tableRows: 0, childrenPerParent: 20),
             WorkloadSpec(workload: .stream, rows: scaled(1_000_000), tableRows: scaled(1_000_000)),
         ]
+        // JSON documents (equality on an indexed path; containment on PostgreSQL, where a GIN
+        // index serves it: SQLite has no index for it) and full-text search: DocumentData.swift.
+        // Sized so that both workloads' full run stays within a couple of minutes (a search's
+        // cost grows with its matches, on SQLite through Unity with their square: see the README);
+        // the floors keep every query kind in `--quick`.
+        specs.append(WorkloadSpec(workload: .jsonFilter, rows: max(40, scaled(1_000)), tableRows: base))
+        if backend == .postgres {
+            specs.append(WorkloadSpec(workload: .jsonFilter, rows: max(20, scaled(500)), tableRows: base, jsonContainment: true))
+        }
+        specs.append(WorkloadSpec(workload: .ftsQuery, rows: max(20, scaled(200)), tableRows: max(1_000, scaled(5_000))))
         // A server's load: W tasks share the lookups through a pool of 8 (see Concurrent.swift).
         let concurrentRows = backend == .sqlite ? scaled(50_000) : scaled(20_000)
         for tasks in ConcurrentLookups.taskCounts {

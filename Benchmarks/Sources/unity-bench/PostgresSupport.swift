@@ -42,6 +42,19 @@ final class RawPGConnection {
         return value
     }
 
+    /// PostgreSQL's plan for `sql` with text `parameters` (types inferred), one line per node.
+    func explain(_ sql: String, _ parameters: [String]) throws -> String {
+        let pointers = parameters.map { strdup($0) }
+        defer { for pointer in pointers { free(pointer) } }
+        let values: [UnsafePointer<CChar>?] = pointers.map { $0.map { UnsafePointer($0) } }
+        guard let result = PQexecParams(handle, "EXPLAIN " + sql, Int32(values.count), nil, values, nil, nil, 0) else {
+            throw BenchError("libpq: out of memory")
+        }
+        defer { PQclear(result) }
+        guard PQresultStatus(result) == PGRES_TUPLES_OK else { throw BenchError("PostgreSQL: \(errorMessage) in EXPLAIN \(sql)") }
+        return (0..<PQntuples(result)).map { String(cString: PQgetvalue(result, $0, 0)) }.joined(separator: " / ")
+    }
+
     /// Prepares a named statement.
     func prepare(name: String, sql: String, types: [Oid]) throws {
         let result = PQprepare(handle, name, sql, Int32(types.count), types)

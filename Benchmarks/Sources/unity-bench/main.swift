@@ -10,8 +10,9 @@ func runStreamChild(_ child: BenchOptions.ChildCase, options: BenchOptions, targ
     }
     let spec = WorkloadSpec(workload: .stream, rows: child.rows, tableRows: child.rows)
     // No fixture: the parent seeded the table, and streaming does not change it.
-    let (seconds, checksum) = try await BenchRunner.iterate(
+    let (seconds, output) = try await BenchRunner.iterate(
         subject: subject, spec: spec, target: target, options: options, fixture: nil)
+    let checksum = output.checksum
     let report = PeakMemory.ChildReport(seconds: seconds, count: checksum.count, checksum: String(checksum.value, radix: 16),
                                         peakBytes: PeakMemory.ownPeakBytes())
     FileHandle.standardOutput.write(try JSONEncoder().encode(report) + Data("\n".utf8))

@@ -283,6 +283,39 @@ final class CoreSession: BenchSession {
                     return checksum
                 }
             }
+        case .jsonFilter:
+            // The AST's JSON nodes: `jsonValue(at:as:)` (the expression the SQLJSONIndex holds)
+            // or `jsonContains`; each document decoded as a `DatabaseJSONConvertible`.
+            let containment = spec.jsonContainment
+            checksum = try await database.read { conn in
+                var checksum = Checksum()
+                for index in 0..<rows {
+                    let query = containment
+                        ? DocumentStatements.jsonContains(tag: JSONData.tag(forQuery: index, tableRows: tableRows))
+                        : DocumentStatements.jsonFilter(bucket: JSONData.bucket(forQuery: index, tableRows: tableRows))
+                    var page: [BenchJSONRecord] = []
+                    try conn.forEachRow(.select(query)) { row in
+                        page.append(BenchJSONRecord(id: try row.decode(Int64.self, at: 0), doc: try row.decode(BenchDocument.self, at: 1)))
+                    }
+                    for record in page { checksum.add(record) }
+                }
+                return checksum
+            }
+        case .ftsQuery:
+            // The AST's full-text node: `FullTextIndex.matches`, ordered by `relevance`, ties by id.
+            let queries = SearchData.queries(spec)
+            checksum = try await database.read { conn in
+                var checksum = Checksum()
+                for (index, query) in queries.enumerated() {
+                    var page: [BenchTextRecord] = []
+                    try conn.forEachRow(.select(DocumentStatements.search(query.text))) { row in
+                        page.append(BenchTextRecord(id: try row.decode(Int64.self, at: 0), title: try row.decode(String.self, at: 1),
+                                                    body: try row.decode(String.self, at: 2)))
+                    }
+                    for (position, record) in page.enumerated() { checksum.add(search: record, query: index, position: position) }
+                }
+                return checksum
+            }
         case .oneToMany:
             // One LEFT JOIN, grouped while reading (rows come ordered by parent).
             let parents = try await database.read { conn in

@@ -13,6 +13,7 @@ struct GRDBSubject: BenchSubject {
         switch workload {
         case .upsert: return "the upsert workload measures the SQL-first flavor's duplicate rules"
         case .upsertBatch: return "upsert-batch measures Unity's insert-or-update calls"
+        case .jsonFilter, .ftsQuery: return "not written for this peer yet: \(workload.rawValue) compares Unity with raw"
         default: return nil
         }
     }
@@ -123,8 +124,8 @@ final class GRDBSession: BenchSession {
                 }
                 return checksum
             }
-        case .concurrent:
-            throw BenchError("grdb: no concurrent workload")
+        case .concurrent, .jsonFilter, .ftsQuery:
+            throw BenchError("grdb: no \(workload.rawValue) workload")
         case .oneToMany:
             let infos = try await pool.read { db in
                 try BenchParent.including(all: BenchParent.children).asRequest(of: GRDBParentInfo.self).fetchAll(db)

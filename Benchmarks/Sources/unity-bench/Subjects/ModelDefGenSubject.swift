@@ -34,6 +34,8 @@ struct BenchGenModel: BenchRecordModel, Equatable {
     enum CodingKeys: String, CodingKey {
         case id, name, score, createdAt = "created_at", rank, payload, existsInDatabase
     }
+    typealias DocumentModel = BenchGenJSONModel
+    typealias TextModel = BenchGenTextModel
 
     static let tableName = "bench"
     var id: Int64
@@ -67,6 +69,25 @@ struct BenchGenModel: BenchRecordModel, Equatable {
         while let row = try cursor.next() { checksum.add(try reader.decode(row).record) }
         return checksum
     }
+}
+
+/// The `bench_json` table as a `ModelDef` with generated row coding.
+struct BenchGenJSONModel: BenchJSONRecordModel {
+    static let tableName = "bench_json"
+    var id: Int64
+    var doc: BenchDocument
+    var existsInDatabase = false
+    var primaryKeys: [any CodingKey] { [CodingKeys.id] }
+}
+
+/// The `bench_text` table as a `ModelDef` with generated row coding.
+struct BenchGenTextModel: BenchTextRecordModel {
+    static let tableName = "bench_text"
+    var id: Int64
+    var title: String
+    var body: String
+    var existsInDatabase = false
+    var primaryKeys: [any CodingKey] { [CodingKeys.id] }
 }
 
 /// The `bench_parent` table as a `ModelDef` with generated row coding.
@@ -195,6 +216,64 @@ extension BenchGenChildModel: RowDecodable, RowEncodable {
         if keyPath == \Self.parentID { return "parent_id" }
         if keyPath == \Self.name { return "name" }
         if keyPath == \Self.score { return "score" }
+        if keyPath == \Self.existsInDatabase { return "existsInDatabase" }
+        return nil
+    }
+}
+
+extension BenchGenJSONModel: RowDecodable, RowEncodable {
+    static let decodingColumns: [String] = ["id", "doc", "existsInDatabase"]
+    static let encodingColumns: [String] = ["id", "doc"]
+    init(row: borrowing Row, columns: borrowing RowColumns) throws {
+        self.id = try columns.decode(0, from: row)
+        self.doc = try columns.decode(1, from: row)
+        self.existsInDatabase = try columns.decodeIfColumn(2, from: row) ?? true
+    }
+    func encodeRow(to values: inout [DatabaseValue]) throws {
+        values.append(try RowCoding.value(self.id))
+        values.append(try RowCoding.value(self.doc))
+    }
+    func databaseValue(forColumn name: String) throws -> DatabaseValue? {
+        switch name {
+        case "id": return try RowCoding.value(self.id)
+        case "doc": return try RowCoding.value(self.doc)
+        default: return nil
+        }
+    }
+    static func columnName(for keyPath: PartialKeyPath<Self>) -> String? {
+        if keyPath == \Self.id { return "id" }
+        if keyPath == \Self.doc { return "doc" }
+        if keyPath == \Self.existsInDatabase { return "existsInDatabase" }
+        return nil
+    }
+}
+
+extension BenchGenTextModel: RowDecodable, RowEncodable {
+    static let decodingColumns: [String] = ["id", "title", "body", "existsInDatabase"]
+    static let encodingColumns: [String] = ["id", "title", "body"]
+    init(row: borrowing Row, columns: borrowing RowColumns) throws {
+        self.id = try columns.decode(0, from: row)
+        self.title = try columns.decode(1, from: row)
+        self.body = try columns.decode(2, from: row)
+        self.existsInDatabase = try columns.decodeIfColumn(3, from: row) ?? true
+    }
+    func encodeRow(to values: inout [DatabaseValue]) throws {
+        values.append(try RowCoding.value(self.id))
+        values.append(try RowCoding.value(self.title))
+        values.append(try RowCoding.value(self.body))
+    }
+    func databaseValue(forColumn name: String) throws -> DatabaseValue? {
+        switch name {
+        case "id": return try RowCoding.value(self.id)
+        case "title": return try RowCoding.value(self.title)
+        case "body": return try RowCoding.value(self.body)
+        default: return nil
+        }
+    }
+    static func columnName(for keyPath: PartialKeyPath<Self>) -> String? {
+        if keyPath == \Self.id { return "id" }
+        if keyPath == \Self.title { return "title" }
+        if keyPath == \Self.body { return "body" }
         if keyPath == \Self.existsInDatabase { return "existsInDatabase" }
         return nil
     }

@@ -33,11 +33,28 @@ protocol BenchRecordModel: ModelDef {
     init(_ record: BenchRecord, existsInDatabase: Bool)
     var id: Int64 { get }
     var record: BenchRecord { get }
+    /// The `bench_json` model of the same coding (`Codable` or generated).
+    associatedtype DocumentModel: BenchJSONRecordModel
+    /// The `bench_text` model of the same coding.
+    associatedtype TextModel: BenchTextRecordModel
     /// Decodes every row of `cursor` the fastest way this model's coding offers, and sums them.
     /// Written in each concrete model, as a user's own loop is: the session is generic and runs
     /// unspecialized behind `any BenchSession`, so a loop there paid for generic calls per row
     /// (a reabstraction thunk and a value-witness copy of the model) that no user's code pays.
     static func streamChecksum(_ cursor: RowCursor) throws -> Checksum
+}
+
+/// The `bench_json` table's model: the document is a `Codable` property (a JSON column).
+protocol BenchJSONRecordModel: ModelDef {
+    var id: Int64 { get }
+    var doc: BenchDocument { get }
+}
+
+/// The `bench_text` table's model.
+protocol BenchTextRecordModel: ModelDef {
+    var id: Int64 { get }
+    var title: String { get }
+    var body: String { get }
 }
 
 /// The `bench_parent` table's model.
@@ -59,6 +76,8 @@ struct BenchModel: BenchRecordModel, Equatable {
     enum CodingKeys: String, CodingKey {
         case id, name, score, createdAt = "created_at", rank, payload, existsInDatabase
     }
+    typealias DocumentModel = BenchJSONModel
+    typealias TextModel = BenchTextModel
 
     static let tableName = "bench"
     var id: Int64
@@ -92,6 +111,25 @@ struct BenchModel: BenchRecordModel, Equatable {
         while let row = try cursor.next() { checksum.add(try decoder.decode(row).record) }
         return checksum
     }
+}
+
+/// The `bench_json` table as a `ModelDef` (decoded through `Codable`; the document is JSON).
+struct BenchJSONModel: BenchJSONRecordModel {
+    static let tableName = "bench_json"
+    var id: Int64
+    var doc: BenchDocument
+    var existsInDatabase = false
+    var primaryKeys: [any CodingKey] { [CodingKeys.id] }
+}
+
+/// The `bench_text` table as a `ModelDef`.
+struct BenchTextModel: BenchTextRecordModel {
+    static let tableName = "bench_text"
+    var id: Int64
+    var title: String
+    var body: String
+    var existsInDatabase = false
+    var primaryKeys: [any CodingKey] { [CodingKeys.id] }
 }
 
 /// The `bench_parent` table as a `ModelDef`.
@@ -182,6 +220,34 @@ final class ModelDefSession<Model: BenchRecordModel, Parent: BenchParentRecordMo
                         .orderBy(SQLExpression.column("score").asc)
                         .limit(BenchData.queryLimit))
                 for model in page { checksum.add(model.record) }
+            }
+        case .jsonFilter:
+            // The flavor's query with a core condition (`instances(_:)` with a LIMIT, as in the
+            // query workload: `instances(json:at:as:equals:orderedBy:)` has no limit).
+            let document = SQLExpression.column(Model.DocumentModel.tableName, "doc")
+            for index in 0..<spec.rows {
+                let condition = spec.jsonContainment
+                    ? document.jsonContains(json: JSONData.containmentJSON(tag: JSONData.tag(forQuery: index, tableRows: spec.tableRows)))
+                    : document.jsonValue(at: JSONData.bucketPath, as: .integer)
+                        .equals(JSONData.bucket(forQuery: index, tableRows: spec.tableRows))
+                let page = try Model.DocumentModel.instances(
+                    SQLSelect(from: Model.DocumentModel.tableName).where(condition).orderBy(SQLExpression.column("id").asc)
+                        .limit(spec.jsonContainment ? nil : JSONData.limit))
+                for model in page { checksum.add(BenchJSONRecord(id: model.id, doc: model.doc)) }
+            }
+        case .ftsQuery:
+            // `matches` and `relevance` from the index, ties by id, with a LIMIT:
+            // `search(_:in:limit:)` orders by relevance alone, so rows that rank alike at the
+            // tenth place could come back in any order.
+            let index = SearchData.index
+            for (number, query) in SearchData.queries(spec).enumerated() {
+                let page = try Model.TextModel.instances(
+                    SQLSelect(from: Model.TextModel.tableName).where(index.matches(query.text))
+                        .orderBy(index.relevance(query.text).desc, SQLExpression.column("id").asc)
+                        .limit(SearchData.limit))
+                for (position, model) in page.enumerated() {
+                    checksum.add(search: BenchTextRecord(id: model.id, title: model.title, body: model.body), query: number, position: position)
+                }
             }
         case .concurrent:
             throw BenchError("modeldef: no concurrent workload")

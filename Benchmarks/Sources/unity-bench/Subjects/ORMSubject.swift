@@ -59,6 +59,26 @@ final class ORMBenchRecord: AmigoModel {
     }
 }
 
+/// `bench_json`: the document is a `Codable` property in a JSON column.
+final class ORMJSONRecord: AmigoModel {
+    var id: Int64 = 0
+    var doc = BenchDocument(name: "", size: 0, meta: BenchDocument.Meta(bucket: 0, tags: []))
+    override class var ormFields: ORMFieldTable {
+        ORMFieldTable(ORMJSONRecord.self, .property("id", \.id) { $0.id = $1 }, .property("doc", \.doc) { $0.doc = $1 })
+    }
+}
+
+/// `bench_text`.
+final class ORMTextRecord: AmigoModel {
+    var id: Int64 = 0
+    var title = ""
+    var body = ""
+    override class var ormFields: ORMFieldTable {
+        ORMFieldTable(ORMTextRecord.self, .property("id", \.id) { $0.id = $1 }, .property("title", \.title) { $0.title = $1 },
+                      .property("body", \.body) { $0.body = $1 })
+    }
+}
+
 /// `bench_parent`.
 final class ORMBenchParent: AmigoModel {
     var id: Int64 = 0
@@ -101,8 +121,15 @@ final class ORMBenchSession: BenchSession {
             Column("parent", type: ForeignKey(parent)),
             Column("name", type: String.self),
             Column("score", type: Double.self))
+        let json = ORMModel(ORMJSONRecord.self, table: "bench_json",
+            Column("id", type: Int64.self, primaryKey: true),
+            Column("doc", type: BenchDocument.self))
+        let text = ORMModel(ORMTextRecord.self, table: "bench_text",
+            Column("id", type: Int64.self, primaryKey: true),
+            Column("title", type: String.self),
+            Column("body", type: String.self))
         // The fixture owns the schema: no createAll().
-        amigo = try Amigo([record, parent, child], database: database)
+        amigo = try Amigo([record, parent, child, json, text], database: database)
     }
 
     func close() async throws { amigo.database.close() }
@@ -160,6 +187,32 @@ final class ORMBenchSession: BenchSession {
                     .limit(BenchData.queryLimit)
                     .all()
                 for object in page { checksum.add(object.record) }
+            }
+        case .jsonFilter:
+            // `filter(json:at:as:equals:)` (the indexed path) or `filter(json:contains:)`.
+            for index in 0..<spec.rows {
+                var query = amigo.query(ORMJSONRecord.self)
+                if spec.jsonContainment {
+                    query = query.filter(json: "doc", contains: JSONData.containmentJSON(tag: JSONData.tag(forQuery: index, tableRows: spec.tableRows)))
+                } else {
+                    query = query.filter(json: "doc", at: JSONData.bucketPath, as: .integer,
+                                         equals: JSONData.bucket(forQuery: index, tableRows: spec.tableRows))
+                }
+                query = query.orderBy("id")
+                if !spec.jsonContainment { query = query.limit(JSONData.limit) }
+                for object in try query.all() {
+                    checksum.add(BenchJSONRecord(id: object.id, doc: object.doc))
+                }
+            }
+        case .ftsQuery:
+            // `search(_:in:)` filters and orders by relevance; ties by id after it.
+            for (number, query) in SearchData.queries(spec).enumerated() {
+                let page = try amigo.query(ORMTextRecord.self).search(query.text, in: SearchData.index).orderBy("id")
+                    .limit(SearchData.limit).all()
+                for (position, object) in page.enumerated() {
+                    checksum.add(search: BenchTextRecord(id: object.id, title: object.title, body: object.body), query: number,
+                                 position: position)
+                }
             }
         case .oneToMany:
             // Two queries, no N+1: the parents, and every child with its parent by one join.

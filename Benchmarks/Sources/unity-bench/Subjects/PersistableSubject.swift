@@ -67,6 +67,32 @@ struct PersistableBenchItem: Persistable {
     }
 }
 
+/// The `bench_json` table as a `Persistable`: the document is a `Codable` value in a JSON column.
+struct PersistableJSONItem: Persistable {
+    var id: Int?
+    var doc: BenchDocument
+    static var tableName: String { "bench_json" }
+    init(databaseRow: DatabaseRow) throws {
+        id = try databaseRow.read("id")
+        doc = try databaseRow.read("doc")
+    }
+    func valuesToPersist() -> [String: (any DatabaseValueConvertible)?] { ["doc": doc] }
+}
+
+/// The `bench_text` table as a `Persistable`.
+struct PersistableTextItem: Persistable {
+    var id: Int?
+    var title: String
+    var body: String
+    static var tableName: String { "bench_text" }
+    init(databaseRow: DatabaseRow) throws {
+        id = try databaseRow.read("id")
+        title = try databaseRow.read("title")
+        body = try databaseRow.read("body")
+    }
+    func valuesToPersist() -> [String: (any DatabaseValueConvertible)?] { ["title": title, "body": body] }
+}
+
 /// The `bench_parent` table as a `Persistable`.
 struct PersistableBenchParent: Persistable {
     var id: Int?
@@ -161,6 +187,32 @@ final class PersistableSession: BenchSession {
                     .limit(BenchData.queryLimit)
                     .allOrThrow(db)
                 for item in page { checksum.add(item.record) }
+            }
+        case .jsonFilter:
+            // `filter(json:at:as:equals:)` (the indexed path) or `filter(json:contains:)`.
+            for index in 0..<spec.rows {
+                var query = Query<PersistableJSONItem>()
+                if spec.jsonContainment {
+                    let tag = JSONData.tag(forQuery: index, tableRows: spec.tableRows)
+                    query = try query.filter(json: "doc", contains: ["meta": ["tags": [tag]]])
+                } else {
+                    query = query.filter(json: "doc", at: JSONData.bucketPath, as: .integer,
+                                         equals: JSONData.bucket(forQuery: index, tableRows: spec.tableRows))
+                }
+                query = query.order("id", .orderedAscending)
+                if !spec.jsonContainment { query = query.limit(JSONData.limit) }
+                let page = try query.allOrThrow(db)
+                for item in page { checksum.add(BenchJSONRecord(id: Int64(item.id ?? 0), doc: item.doc)) }
+            }
+        case .ftsQuery:
+            // `matching(_:in:)` filters and orders by relevance; ties by id after it.
+            for (number, query) in SearchData.queries(spec).enumerated() {
+                let page = try Query<PersistableTextItem>().matching(query.text, in: SearchData.index)
+                    .order("id", .orderedAscending).limit(SearchData.limit).allOrThrow(db)
+                for (position, item) in page.enumerated() {
+                    checksum.add(search: BenchTextRecord(id: Int64(item.id ?? 0), title: item.title, body: item.body), query: number,
+                                 position: position)
+                }
             }
         case .oneToMany:
             let loaded = try Query<PersistableBenchParent>().order("id", .orderedAscending)

@@ -1,6 +1,7 @@
 import DriverPostgres
 import DriverSQLite
 import Foundation
+import Unity
 import UnityPredicates
 
 /// Unity's key-path predicate flavor (UnityPredicates, after Sworm), used as its README
@@ -30,7 +31,8 @@ struct PredicatesSubject: BenchSubject {
             database = try Database(driver: PostgresDriver(url, connections: 2))
         }
         // The fixture owns the tables, so the container does not create or record a schema.
-        let container = PersistentContainer(database: database, models: [BenchItem.self, BenchParentItem.self, BenchChildItem.self],
+        let container = PersistentContainer(database: database, models: [BenchItem.self, BenchParentItem.self, BenchChildItem.self,
+                                                                                 BenchJSONItem.self, BenchTextItem.self],
                                             createsSchema: false)
         return PredicatesSession(database: database, container: container)
     }
@@ -63,6 +65,42 @@ struct BenchItem: ManagedObjectConvertible {
     }
 
     var record: BenchRecord { BenchRecord(id: id, name: name, score: score, createdAt: createdAt, rank: rank, payload: payload) }
+}
+
+/// The flavor stores its attributes as primitives (no `Codable` attribute), so a JSON document
+/// is an attribute whose primitive is its JSON text: Unity's JSON encoder writes it, Foundation's
+/// decoder reads it back, as for the other flavors' `Codable` properties.
+extension BenchDocument: SupportedAttributeType {
+    typealias PrimitiveAttributeType = String
+
+    func encodePrimitiveValue() -> String {
+        // The benchmark only reads documents; a document of strings and integers always encodes.
+        guard let data = try? JSONCoding.encoder().encode(self) else { return "null" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func decode(primitiveValue: String) throws -> BenchDocument {
+        try JSONCoding.decoder().decode(BenchDocument.self, from: Data(primitiveValue.utf8))
+    }
+}
+
+/// The `bench_json` table: the document is a `Codable` attribute in a JSON column.
+struct BenchJSONItem: ManagedObjectConvertible {
+    var id: Int64 = 0
+    var doc = BenchDocument(name: "", size: 0, meta: BenchDocument.Meta(bucket: 0, tags: []))
+    static let entityName = "bench_json"
+    static let keyColumn = "id"
+    static let attributes: Set<Attribute<BenchJSONItem>> = [Attribute(\.id, "id"), Attribute(\.doc, "doc")]
+}
+
+/// The `bench_text` table.
+struct BenchTextItem: ManagedObjectConvertible {
+    var id: Int64 = 0
+    var title = ""
+    var body = ""
+    static let entityName = "bench_text"
+    static let keyColumn = "id"
+    static let attributes: Set<Attribute<BenchTextItem>> = [Attribute(\.id, "id"), Attribute(\.title, "title"), Attribute(\.body, "body")]
 }
 
 /// The `bench_parent` table.
@@ -175,6 +213,39 @@ final class PredicatesSession: BenchSession {
                         .sort(\.score)
                         .limit(BenchData.queryLimit))
                     for object in page { checksum.add(try object.decode().record) }
+                }
+                return checksum
+            }
+        case .jsonFilter:
+            // `Query.json(\.doc, path, as:) == value` (the indexed path) or `Query.jsonContains`.
+            let containment = spec.jsonContainment
+            checksum = try await container.schedule { ctx in
+                var checksum = Checksum()
+                for index in 0..<rows {
+                    let condition = containment
+                        ? Query.jsonContains(\BenchJSONItem.doc, json: JSONData.containmentJSON(tag: JSONData.tag(forQuery: index, tableRows: tableRows)))
+                        : Query.json(\BenchJSONItem.doc, JSONData.bucketPath, as: .integer) == JSONData.bucket(forQuery: index, tableRows: tableRows)
+                    let request = BenchJSONItem.all.where(condition).sort(\.id)
+                    for object in try ctx.fetch(containment ? request : request.limit(JSONData.limit)) {
+                        let item = try object.decode()
+                        checksum.add(BenchJSONRecord(id: item.id, doc: item.doc))
+                    }
+                }
+                return checksum
+            }
+        case .ftsQuery:
+            // `Query.matches(_:in:)`, `sortByRelevance(_:in:)`, ties by id.
+            let queries = SearchData.queries(spec)
+            checksum = try await container.schedule { ctx in
+                var checksum = Checksum()
+                for (number, query) in queries.enumerated() {
+                    let request = BenchTextItem.all.where(Query.matches(query.text, in: SearchData.index))
+                        .sortByRelevance(query.text, in: SearchData.index).sort(\.id).limit(SearchData.limit)
+                    for (position, object) in try ctx.fetch(request).enumerated() {
+                        let item = try object.decode()
+                        checksum.add(search: BenchTextRecord(id: item.id, title: item.title, body: item.body), query: number,
+                                     position: position)
+                    }
                 }
                 return checksum
             }

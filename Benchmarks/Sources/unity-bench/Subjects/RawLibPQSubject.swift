@@ -42,6 +42,8 @@ final class RawLibPQSession: BenchSession {
     private let url: String
     /// The `concurrent` workload's threads' connections, opened at its first run.
     private var lookupThreads: [ThreadOwned<RawPGLookupThread>] = []
+    /// The statements prepared by ``prepareOnce(_:_:types:)``.
+    private var prepared: Set<String> = []
 
     init(connection: RawPGConnection, mode: RawLibPQSubject.Mode, url: String) throws {
         self.connection = connection
@@ -175,6 +177,56 @@ final class RawLibPQSession: BenchSession {
             checksum = try await ConcurrentLookups.runThreads(threads.count) { thread in
                 try threads[thread].value.run(stride(from: thread, to: rows, by: threads.count), tableRows: tableRows)
             }
+        case (.jsonFilter, _):
+            // The indexed path spelled as the index holds it (`->`, a cast), binary results: jsonb
+            // is a version byte and the text, decoded with Foundation's JSONDecoder as every
+            // subject decodes it. Containment is `@>` with the tag's document as a parameter.
+            let name = spec.jsonContainment ? "json_contains" : "json_filter"
+            try prepareOnce(name, spec.jsonContainment ? BenchSchema.jsonContainsPostgres : BenchSchema.jsonFilterPostgres,
+                            types: [spec.jsonContainment ? PGType.text : PGType.int8])
+            let decoder = JSONDecoder()
+            var parameters = PGParameters(count: 1)
+            for index in 0..<spec.rows {
+                parameters.reset()
+                if spec.jsonContainment {
+                    parameters.set(0, text: JSONData.containmentJSON(tag: JSONData.tag(forQuery: index, tableRows: spec.tableRows)))
+                } else {
+                    parameters.set(0, int64: JSONData.bucket(forQuery: index, tableRows: spec.tableRows))
+                }
+                let result = try execPrepared(name, &parameters)
+                defer { PQclear(result.result) }
+                var page: [BenchJSONRecord] = []
+                page.reserveCapacity(Int(result.rowCount))
+                for row in 0..<result.rowCount {
+                    let jsonb = result.data(row, 1)
+                    guard jsonb.first == 1 else { throw BenchError("libpq: a jsonb value of version \(jsonb.first ?? 0)") }
+                    page.append(BenchJSONRecord(id: result.int64(row, 0), doc: try decoder.decode(BenchDocument.self, from: jsonb.dropFirst())))
+                }
+                for record in page { checksum.add(record) }
+            }
+        case (.ftsQuery, _):
+            // The GIN index's expression, a tsquery per kind as a libpq user writes it, ts_rank.
+            for kind in [SearchQuery.Kind.word, .words, .prefix, .phrase] {
+                try prepareOnce("search_\(kind)", BenchSchema.searchPostgres(BenchSchema.tsquery(kind)), types: [PGType.text])
+            }
+            let queries = SearchData.queries(spec)
+            var results: [[Int64]] = []
+            results.reserveCapacity(queries.count)
+            var parameters = PGParameters(count: 1)
+            for (index, query) in queries.enumerated() {
+                parameters.reset()
+                parameters.set(0, text: query.postgresText)
+                let result = try execPrepared("search_\(query.kind)", &parameters)
+                defer { PQclear(result.result) }
+                var page: [BenchTextRecord] = []
+                page.reserveCapacity(Int(result.rowCount))
+                for row in 0..<result.rowCount {
+                    page.append(BenchTextRecord(id: result.int64(row, 0), title: result.text(row, 1), body: result.text(row, 2)))
+                }
+                for (position, record) in page.enumerated() { checksum.add(search: record, query: index, position: position) }
+                results.append(page.map(\.id))
+            }
+            return WorkloadOutput(checksum: checksum, searchResults: results)
         case (.oneToMany, _):
             let result = try query(BenchSchema.oneToManyJoin)
             defer { PQclear(result.result) }
@@ -189,6 +241,14 @@ final class RawLibPQSession: BenchSession {
             for parent in grouper.result { checksum.add(parent) }
         }
         return WorkloadOutput(checksum: checksum)
+    }
+
+    /// Prepares `sql` as `name` the first time it is asked for: the tables of `json-filter` and
+    /// `fts-query` exist only once the fixture has made them, after the session opened.
+    private func prepareOnce(_ name: String, _ sql: String, types: [Oid]) throws {
+        guard !prepared.contains(name) else { return }
+        try connection.prepare(name: name, sql: sql, types: types)
+        prepared.insert(name)
     }
 
     /// Runs a query without parameters, binary results.

@@ -155,6 +155,48 @@ final class RawSQLiteSession: BenchSession {
             checksum = try await ConcurrentLookups.runThreads(threads.count) { thread in
                 try threads[thread].value.run(stride(from: thread, to: rows, by: threads.count), tableRows: tableRows)
             }
+        case .jsonFilter:
+            guard !spec.jsonContainment else { throw BenchError("raw sqlite: containment runs on PostgreSQL only") }
+            // The indexed path spelled as the index holds it; each document decoded with
+            // Foundation's JSONDecoder, as every subject decodes it.
+            let statement = try database.prepare(BenchSchema.jsonFilterSQLite)
+            let decoder = JSONDecoder()
+            try transaction {
+                for index in 0..<spec.rows {
+                    sqlite3_bind_int64(statement.statement, 1, JSONData.bucket(forQuery: index, tableRows: spec.tableRows))
+                    var page: [BenchJSONRecord] = []
+                    page.reserveCapacity(JSONData.limit)
+                    while try statement.step() {
+                        let id = sqlite3_column_int64(statement.statement, 0)
+                        let bytes = Int(sqlite3_column_bytes(statement.statement, 1))
+                        let text = sqlite3_column_blob(statement.statement, 1).map { Data(bytes: $0, count: bytes) } ?? Data()
+                        page.append(BenchJSONRecord(id: id, doc: try decoder.decode(BenchDocument.self, from: text)))
+                    }
+                    statement.reset()
+                    for record in page { checksum.add(record) }
+                }
+            }
+        case .ftsQuery:
+            // FTS5 directly: the FTS5 table joined to its content table, ranked by bm25.
+            let statement = try database.prepare(BenchSchema.searchSQLite)
+            let queries = SearchData.queries(spec)
+            var results: [[Int64]] = []
+            results.reserveCapacity(queries.count)
+            try transaction {
+                for (index, query) in queries.enumerated() {
+                    sqlite3_bind_text(statement.statement, 1, query.text, -1, sqliteTransient)
+                    var page: [BenchTextRecord] = []
+                    page.reserveCapacity(SearchData.limit)
+                    while try statement.step() {
+                        page.append(BenchTextRecord(id: sqlite3_column_int64(statement.statement, 0), title: statement.text(1),
+                                                    body: statement.text(2)))
+                    }
+                    statement.reset()
+                    for (position, record) in page.enumerated() { checksum.add(search: record, query: index, position: position) }
+                    results.append(page.map(\.id))
+                }
+            }
+            return WorkloadOutput(checksum: checksum, searchResults: results)
         case .oneToMany:
             let statement = try database.prepare(BenchSchema.oneToManyJoin)
             var grouper = ParentGrouper()
