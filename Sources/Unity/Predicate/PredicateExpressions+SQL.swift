@@ -6,15 +6,18 @@ import Foundation
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 protocol SQLTranslatablePredicateExpression {
     func translate(into translator: inout PredicateTranslator) throws -> PredicateTranslator.Operand
-    /// Adds what this node's SQL depends on besides bound values, then its children in the
-    /// order `translate` visits them; false when a predicate with this node cannot share a
-    /// translation with another of its shape.
-    func addShape(to shape: inout PredicateShapeCollector) -> Bool
 }
 
+/// A node whose SQL, but for its bound values, is fixed by its type and a few words: added to
+/// a shape's key (see ``PredicateShapeCollector``). Conformances are conditional on the
+/// children's, so one check of the whole tree's type (which the runtime caches) says whether
+/// a predicate can share a template, and the walk below it is dispatched without casts.
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-extension SQLTranslatablePredicateExpression {
-    func addShape(to shape: inout PredicateShapeCollector) -> Bool { false }
+protocol SQLShapedPredicateExpression {
+    /// Adds what this node's SQL depends on besides bound values, then its children in the
+    /// order `translate` visits them; false when they cannot share a template (a captured
+    /// collection or range): then the predicate is translated every time.
+    func addShape(to shape: inout PredicateShapeCollector) -> Bool
 }
 
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
@@ -25,7 +28,10 @@ extension PredicateExpressions.Variable: SQLTranslatablePredicateExpression {
         }
         return bound
     }
+}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.Variable: SQLShapedPredicateExpression {
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
         shape.use(key)
     }
@@ -39,9 +45,12 @@ extension PredicateExpressions.KeyPath: SQLTranslatablePredicateExpression {
         return try t.keyPath(root: base, keyPath: keyPath, traits: .of(Output.self),
                              isCount: kind == .collectionCount, isEmpty: kind == .collectionIsEmpty, describing: self)
     }
+}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.KeyPath: SQLShapedPredicateExpression where Root: SQLShapedPredicateExpression {
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
-        guard shape.add(root) else { return false }
+        guard root.addShape(to: &shape) else { return false }
         shape.keyPath(keyPath)
         return true
     }
@@ -52,7 +61,10 @@ extension PredicateExpressions.Value: SQLTranslatablePredicateExpression {
     func translate(into t: inout PredicateTranslator) throws -> PredicateTranslator.Operand {
         try t.literal(value, describing: self)
     }
+}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.Value: SQLShapedPredicateExpression {
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
         shape.value(value)
     }
@@ -61,7 +73,10 @@ extension PredicateExpressions.Value: SQLTranslatablePredicateExpression {
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 extension PredicateExpressions.NilLiteral: SQLTranslatablePredicateExpression {
     func translate(into t: inout PredicateTranslator) throws -> PredicateTranslator.Operand { .nilLiteral }
+}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.NilLiteral: SQLShapedPredicateExpression {
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
         shape.word(-7)
         return true
@@ -75,9 +90,12 @@ extension PredicateExpressions.Conjunction: SQLTranslatablePredicateExpression {
         let b = try t.condition(try t.translate(rhs), describing: rhs)
         return .condition(.and([a, b]))
     }
+}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.Conjunction: SQLShapedPredicateExpression where LHS: SQLShapedPredicateExpression, RHS: SQLShapedPredicateExpression {
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
-        shape.add(lhs) && shape.add(rhs)
+        lhs.addShape(to: &shape) && rhs.addShape(to: &shape)
     }
 }
 
@@ -88,9 +106,12 @@ extension PredicateExpressions.Disjunction: SQLTranslatablePredicateExpression {
         let b = try t.condition(try t.translate(rhs), describing: rhs)
         return .condition(.or([a, b]))
     }
+}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.Disjunction: SQLShapedPredicateExpression where LHS: SQLShapedPredicateExpression, RHS: SQLShapedPredicateExpression {
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
-        shape.add(lhs) && shape.add(rhs)
+        lhs.addShape(to: &shape) && rhs.addShape(to: &shape)
     }
 }
 
@@ -99,9 +120,12 @@ extension PredicateExpressions.Negation: SQLTranslatablePredicateExpression {
     func translate(into t: inout PredicateTranslator) throws -> PredicateTranslator.Operand {
         .condition(.unary(.not, try t.condition(try t.translate(wrapped), describing: wrapped)))
     }
+}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.Negation: SQLShapedPredicateExpression where Wrapped: SQLShapedPredicateExpression {
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
-        shape.add(wrapped)
+        wrapped.addShape(to: &shape)
     }
 }
 
@@ -110,9 +134,12 @@ extension PredicateExpressions.Equal: SQLTranslatablePredicateExpression {
     func translate(into t: inout PredicateTranslator) throws -> PredicateTranslator.Operand {
         try t.equality(try t.translate(lhs), try t.translate(rhs), negated: false, describing: self)
     }
+}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.Equal: SQLShapedPredicateExpression where LHS: SQLShapedPredicateExpression, RHS: SQLShapedPredicateExpression {
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
-        shape.add(lhs) && shape.add(rhs)
+        lhs.addShape(to: &shape) && rhs.addShape(to: &shape)
     }
 }
 
@@ -121,9 +148,12 @@ extension PredicateExpressions.NotEqual: SQLTranslatablePredicateExpression {
     func translate(into t: inout PredicateTranslator) throws -> PredicateTranslator.Operand {
         try t.equality(try t.translate(lhs), try t.translate(rhs), negated: true, describing: self)
     }
+}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.NotEqual: SQLShapedPredicateExpression where LHS: SQLShapedPredicateExpression, RHS: SQLShapedPredicateExpression {
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
-        shape.add(lhs) && shape.add(rhs)
+        lhs.addShape(to: &shape) && rhs.addShape(to: &shape)
     }
 }
 
@@ -139,7 +169,10 @@ extension PredicateExpressions.Comparison: SQLTranslatablePredicateExpression {
         }
         return try t.comparison(op, try t.translate(lhs), try t.translate(rhs), describing: self)
     }
+}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.Comparison: SQLShapedPredicateExpression where LHS: SQLShapedPredicateExpression, RHS: SQLShapedPredicateExpression {
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
         switch op {
         case .lessThan: shape.word(1)
@@ -147,7 +180,7 @@ extension PredicateExpressions.Comparison: SQLTranslatablePredicateExpression {
         case .greaterThan: shape.word(3)
         case .greaterThanOrEqual: shape.word(4)
         }
-        return shape.add(lhs) && shape.add(rhs)
+        return lhs.addShape(to: &shape) && rhs.addShape(to: &shape)
     }
 }
 
@@ -162,14 +195,17 @@ extension PredicateExpressions.Arithmetic: SQLTranslatablePredicateExpression {
         }
         return try t.arithmetic(op, try t.translate(lhs), try t.translate(rhs), describing: self)
     }
+}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.Arithmetic: SQLShapedPredicateExpression where LHS: SQLShapedPredicateExpression, RHS: SQLShapedPredicateExpression {
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
         switch op {
         case .add: shape.word(1)
         case .subtract: shape.word(2)
         case .multiply: shape.word(3)
         }
-        return shape.add(lhs) && shape.add(rhs)
+        return lhs.addShape(to: &shape) && rhs.addShape(to: &shape)
     }
 }
 
@@ -178,9 +214,12 @@ extension PredicateExpressions.IntDivision: SQLTranslatablePredicateExpression {
     func translate(into t: inout PredicateTranslator) throws -> PredicateTranslator.Operand {
         try t.arithmetic(.divide, try t.translate(lhs), try t.translate(rhs), describing: self)
     }
+}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.IntDivision: SQLShapedPredicateExpression where LHS: SQLShapedPredicateExpression, RHS: SQLShapedPredicateExpression {
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
-        shape.add(lhs) && shape.add(rhs)
+        lhs.addShape(to: &shape) && rhs.addShape(to: &shape)
     }
 }
 
@@ -189,9 +228,12 @@ extension PredicateExpressions.IntRemainder: SQLTranslatablePredicateExpression 
     func translate(into t: inout PredicateTranslator) throws -> PredicateTranslator.Operand {
         try t.arithmetic(.modulo, try t.translate(lhs), try t.translate(rhs), describing: self)
     }
+}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.IntRemainder: SQLShapedPredicateExpression where LHS: SQLShapedPredicateExpression, RHS: SQLShapedPredicateExpression {
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
-        shape.add(lhs) && shape.add(rhs)
+        lhs.addShape(to: &shape) && rhs.addShape(to: &shape)
     }
 }
 
@@ -200,9 +242,12 @@ extension PredicateExpressions.FloatDivision: SQLTranslatablePredicateExpression
     func translate(into t: inout PredicateTranslator) throws -> PredicateTranslator.Operand {
         try t.arithmetic(.divide, try t.translate(lhs), try t.translate(rhs), describing: self)
     }
+}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.FloatDivision: SQLShapedPredicateExpression where LHS: SQLShapedPredicateExpression, RHS: SQLShapedPredicateExpression {
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
-        shape.add(lhs) && shape.add(rhs)
+        lhs.addShape(to: &shape) && rhs.addShape(to: &shape)
     }
 }
 
@@ -215,9 +260,12 @@ extension PredicateExpressions.UnaryMinus: SQLTranslatablePredicateExpression {
         }
         return .value(.unary(.negate, PredicateTranslator.plain(e)), traits)
     }
+}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.UnaryMinus: SQLShapedPredicateExpression where Wrapped: SQLShapedPredicateExpression {
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
-        shape.add(wrapped)
+        wrapped.addShape(to: &shape)
     }
 }
 
@@ -240,9 +288,12 @@ extension PredicateExpressions.Conditional: SQLTranslatablePredicateExpression {
         return .value(.caseWhen([SQLCaseBranch(when: condition, then: PredicateTranslator.plain(a))], else: PredicateTranslator.plain(b)),
                       .init(nullable: ta.nullable || tb.nullable, kind: kind))
     }
+}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.Conditional: SQLShapedPredicateExpression where Test: SQLShapedPredicateExpression, If: SQLShapedPredicateExpression, Else: SQLShapedPredicateExpression {
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
-        shape.add(test) && shape.add(trueBranch) && shape.add(falseBranch)
+        test.addShape(to: &shape) && trueBranch.addShape(to: &shape) && falseBranch.addShape(to: &shape)
     }
 }
 
@@ -259,9 +310,12 @@ extension PredicateExpressions.NilCoalesce: SQLTranslatablePredicateExpression {
         let coalesced = SQLExpression.function(name: "COALESCE", arguments: [PredicateTranslator.plain(a), PredicateTranslator.plain(b)], distinct: false)
         return .value(kind == .decimal ? .decimal(coalesced) : coalesced, .init(nullable: tb.nullable, kind: kind))
     }
+}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.NilCoalesce: SQLShapedPredicateExpression where LHS: SQLShapedPredicateExpression, RHS: SQLShapedPredicateExpression {
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
-        shape.add(lhs) && shape.add(rhs)
+        lhs.addShape(to: &shape) && rhs.addShape(to: &shape)
     }
 }
 
@@ -273,9 +327,12 @@ extension PredicateExpressions.ForcedUnwrap: SQLTranslatablePredicateExpression 
         case let other: return other
         }
     }
+}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.ForcedUnwrap: SQLShapedPredicateExpression where Inner: SQLShapedPredicateExpression {
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
-        shape.add(inner)
+        inner.addShape(to: &shape)
     }
 }
 
@@ -315,11 +372,14 @@ extension PredicateExpressions.OptionalFlatMap: SQLTranslatablePredicateExpressi
         return .value(.caseWhen([SQLCaseBranch(when: present, then: PredicateTranslator.plain(e))], else: nil),
                       .init(nullable: true, kind: traits.kind))
     }
+}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.OptionalFlatMap: SQLShapedPredicateExpression where LHS: SQLShapedPredicateExpression, RHS: SQLShapedPredicateExpression {
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
-        guard shape.add(wrapped) else { return false }
+        guard wrapped.addShape(to: &shape) else { return false }
         shape.declare(variable.key)
-        return shape.add(transform)
+        return transform.addShape(to: &shape)
     }
 }
 
@@ -351,9 +411,12 @@ extension PredicateExpressions.SequenceContains: SQLTranslatablePredicateExpress
             throw PredicateTranslator.untranslatable(self, "contains(_:) is translated for a literal collection and for a string")
         }
     }
+}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.SequenceContains: SQLShapedPredicateExpression where LHS: SQLShapedPredicateExpression, RHS: SQLShapedPredicateExpression {
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
-        shape.add(sequence) && shape.add(element)
+        sequence.addShape(to: &shape) && element.addShape(to: &shape)
     }
 }
 
@@ -370,11 +433,14 @@ extension PredicateExpressions.SequenceContainsWhere: SQLTranslatablePredicateEx
         }
         return .condition(exists)
     }
+}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.SequenceContainsWhere: SQLShapedPredicateExpression where LHS: SQLShapedPredicateExpression, RHS: SQLShapedPredicateExpression {
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
-        guard shape.add(sequence) else { return false }
+        guard sequence.addShape(to: &shape) else { return false }
         shape.declare(variable.key)
-        return shape.add(test)
+        return test.addShape(to: &shape)
     }
 }
 
@@ -391,11 +457,14 @@ extension PredicateExpressions.SequenceAllSatisfy: SQLTranslatablePredicateExpre
         }
         return .condition(.unary(.not, counterexample))
     }
+}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.SequenceAllSatisfy: SQLShapedPredicateExpression where LHS: SQLShapedPredicateExpression, RHS: SQLShapedPredicateExpression {
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
-        guard shape.add(sequence) else { return false }
+        guard sequence.addShape(to: &shape) else { return false }
         shape.declare(variable.key)
-        return shape.add(test)
+        return test.addShape(to: &shape)
     }
 }
 
@@ -404,9 +473,12 @@ extension PredicateExpressions.SequenceStartsWith: SQLTranslatablePredicateExpre
     func translate(into t: inout PredicateTranslator) throws -> PredicateTranslator.Operand {
         try t.like(try t.translate(base), try t.translate(prefix), before: "", after: "%", describing: self)
     }
+}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.SequenceStartsWith: SQLShapedPredicateExpression where Base: SQLShapedPredicateExpression, Prefix: SQLShapedPredicateExpression {
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
-        shape.add(base) && shape.add(prefix)
+        base.addShape(to: &shape) && prefix.addShape(to: &shape)
     }
 }
 
@@ -415,9 +487,12 @@ extension PredicateExpressions.CollectionContainsCollection: SQLTranslatablePred
     func translate(into t: inout PredicateTranslator) throws -> PredicateTranslator.Operand {
         try t.like(try t.translate(base), try t.translate(other), before: "%", after: "%", describing: self)
     }
+}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.CollectionContainsCollection: SQLShapedPredicateExpression where Base: SQLShapedPredicateExpression, Other: SQLShapedPredicateExpression {
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
-        shape.add(base) && shape.add(other)
+        base.addShape(to: &shape) && other.addShape(to: &shape)
     }
 }
 
@@ -426,9 +501,12 @@ extension PredicateExpressions.ClosedRange: SQLTranslatablePredicateExpression {
     func translate(into t: inout PredicateTranslator) throws -> PredicateTranslator.Operand {
         .range(lower: try t.translate(lower), upper: try t.translate(upper), closed: true)
     }
+}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.ClosedRange: SQLShapedPredicateExpression where LHS: SQLShapedPredicateExpression, RHS: SQLShapedPredicateExpression {
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
-        shape.add(lower) && shape.add(upper)
+        lower.addShape(to: &shape) && upper.addShape(to: &shape)
     }
 }
 
@@ -437,9 +515,12 @@ extension PredicateExpressions.Range: SQLTranslatablePredicateExpression {
     func translate(into t: inout PredicateTranslator) throws -> PredicateTranslator.Operand {
         .range(lower: try t.translate(lower), upper: try t.translate(upper), closed: false)
     }
+}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.Range: SQLShapedPredicateExpression where LHS: SQLShapedPredicateExpression, RHS: SQLShapedPredicateExpression {
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
-        shape.add(lower) && shape.add(upper)
+        lower.addShape(to: &shape) && upper.addShape(to: &shape)
     }
 }
 
@@ -463,8 +544,11 @@ extension PredicateExpressions.RangeExpressionContains: SQLTranslatablePredicate
         }
         return .condition(.and([.binary(x, .greaterOrEqual, low), .binary(x2, .less, high)]))
     }
+}
 
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+extension PredicateExpressions.RangeExpressionContains: SQLShapedPredicateExpression where RangeExpression: SQLShapedPredicateExpression, Element: SQLShapedPredicateExpression {
     func addShape(to shape: inout PredicateShapeCollector) -> Bool {
-        shape.add(range) && shape.add(element)
+        range.addShape(to: &shape) && element.addShape(to: &shape)
     }
 }

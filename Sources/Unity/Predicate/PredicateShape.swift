@@ -45,11 +45,12 @@ struct PredicateShapeCollector {
         PredicateShapeKey(schema: schema, alias: alias, root: root, walk: digest.finalize(bindingCount: values.count))
     }
 
-    /// Adds `expression` and its subtree; false when the subtree cannot share a template
-    /// (a node without a shape, a captured collection or range): then it is translated
-    /// every time.
+    /// Adds `expression` (the root) and its subtree; false when the tree cannot share a
+    /// template (a node without a shape, a captured collection or range): then it is
+    /// translated every time.
     mutating func add<E: PredicateExpression>(_ expression: E) -> Bool {
-        guard let node = expression as? any SQLTranslatablePredicateExpression else { return false }
+        // One cast of the whole tree: its conformance holds only if every node's does.
+        guard let node = expression as? any SQLShapedPredicateExpression else { return false }
         return node.addShape(to: &self)
     }
 

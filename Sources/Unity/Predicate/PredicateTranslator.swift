@@ -103,11 +103,22 @@ extension PredicateSQL {
             }
             digest.combine(descriptor.order == .forward ? 1 : 2)
             // Any comparator but `.lexical` throws, so it is never stored: one word for all.
-            let comparator = descriptor.stringComparator
-            digest.combine(comparator == nil ? 0 : comparator == .lexical ? 1 : 2)
+            // Only a descriptor of a string (or an optional one) has a comparator, so the
+            // getter (a cost of its own) is asked only for those.
+            if keyPath.map({ Self.mayHaveStringComparator(type(of: $0).valueType) }) ?? true {
+                let comparator = descriptor.stringComparator
+                digest.combine(comparator == nil ? 0 : comparator == .lexical ? 1 : 2)
+            } else {
+                digest.combine(0)
+            }
         }
         return (OrderingKey(schema: schema.serial, alias: alias, descriptors: digest.finalize(bindingCount: descriptors.count)),
                 keyPaths)
+    }
+
+    /// Whether a sort descriptor of a key path to `valueType` can carry a string comparator.
+    private static func mayHaveStringComparator(_ valueType: Any.Type) -> Bool {
+        valueType == String.self || valueType == String?.self
     }
 }
 
