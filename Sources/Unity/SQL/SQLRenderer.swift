@@ -1158,7 +1158,27 @@ extension SQLRenderer {
                 write(" MATCH ")
                 try bind(.text(search.query.fts5Query))
                 write(")")
-            case .relevance, .snippet:
+            case .relevance:
+                // Every matching row's rank is asked for (ORDER BY): the ranks of all matches
+                // are computed once, in a subquery that SQLite keeps whole (its LIMIT stops the
+                // flattening) and looks up by rowid through an automatic index. A correlated
+                // bm25 per row would run the search again for each row: the square of the
+                // number of matches.
+                write("(SELECT \"unity_fts_rank\".\"r\" FROM (SELECT rowid AS \"rid\", -bm25(")
+                try identifier(index.name)
+                write(") AS \"r\" FROM ")
+                try identifier(index.name)
+                write(" WHERE ")
+                try identifier(index.name)
+                write(" MATCH ")
+                try bind(.text(search.query.fts5Query))
+                write(" LIMIT -1) AS \"unity_fts_rank\" WHERE \"unity_fts_rank\".\"rid\" = ")
+                try identifier(qualifier)
+                write(".")
+                try identifier(index.key)
+                write(")")
+            case .snippet:
+                // Asked for the rows a query returns (usually a page): one search each.
                 write("(SELECT ")
                 if case .snippet(let start, let end, let ellipsis, let words) = search.output {
                     write("snippet(")
