@@ -336,7 +336,11 @@ struct ObservationTests {
             // Twenty checks of data_version go by.
             try await Task.sleep(nanoseconds: 200_000_000)
         }
-        #expect(observed.values.current == [0, 1, 2, 3, 4, 5])
+        // Each commit once. A COMMIT that outlasts the check's wait for it (a loaded machine)
+        // may be fetched a second time, so one repeat in the whole run is let pass: without
+        // the check's skipping, every commit is fetched twice.
+        #expect(Self.withoutRepeats(observed.values.current) == [0, 1, 2, 3, 4, 5])
+        #expect(observed.values.current.count <= 6 + 1, "fetched: \(observed.values.current)")
         // A write transaction of several statements, and one that writes nothing observed.
         try await db.write { conn in
             try conn.execute(sql: "UPDATE counter SET value = value + 1 WHERE id = 1")
@@ -345,8 +349,16 @@ struct ObservationTests {
         try await observed.wait("the two-statement commit") { $0.last == 7 }
         try ObservedCounter.execute(db, "INSERT INTO unread (id, value) VALUES (1, 1)")
         try await Task.sleep(nanoseconds: 200_000_000)
-        #expect(observed.values.current == [0, 1, 2, 3, 4, 5, 7])
+        #expect(Self.withoutRepeats(observed.values.current) == [0, 1, 2, 3, 4, 5, 7])
+        #expect(observed.values.current.count <= 7 + 1, "fetched: \(observed.values.current)")
         try await observed.cancel()
+    }
+
+    /// `values` with each run of equal neighbours kept once.
+    private static func withoutRepeats(_ values: [Int]) -> [Int] {
+        var kept: [Int] = []
+        for value in values where kept.last != value { kept.append(value) }
+        return kept
     }
 
     /// This database's commits and another connection's, close together: the other's are
