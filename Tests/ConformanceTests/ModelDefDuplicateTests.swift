@@ -421,8 +421,8 @@ extension ModelDefTests {
     /// A big batch whose only duplicate is its last save: what runs before it runs once, as
     /// plain INSERTs, and only the end of the batch runs again with the duplicate rules (one
     /// multi-row INSERT … ON CONFLICT). SQLite undoes the refused INSERT alone, with no
-    /// savepoint; PostgreSQL rolls back the last savepoint of ``ModelBatchRunner/statementsPerAttempt``
-    /// statements.
+    /// savepoint; PostgreSQL first tries the whole batch as one COPY (rolled back), then rolls
+    /// back only the last savepoint of ``ModelBatchRunner/statementsPerAttempt`` statements.
     @Test(arguments: Backend.allCases)
     func aLateDuplicateRedoesOnlyTheEndOfTheBatch(_ backend: Backend) throws {
         let captured = Mutexed<[String]>([])
@@ -450,9 +450,12 @@ extension ModelDefTests {
                 let chunk = ModelBatchRunner(dialect: .sqlite).maxRowsPerInsert
                 #expect(onConflict.first.map { $0.components(separatedBy: "(?").count - 1 } == (fresh + 1) % chunk)
             case .postgres:
-                // Three attempts kept, the fourth rolled back (and released after the rollback).
-                #expect(lines.filter { $0.hasPrefix("RELEASE") }.count == 4)
-                #expect(lines.filter { $0.hasPrefix("ROLLBACK") }.count == 1)
+                // The whole batch's COPY rolled back; then three attempts kept (a COPY each)
+                // and the fourth (five INSERTs) rolled back; every savepoint released, after
+                // its rollback too.
+                #expect(lines.filter { $0.hasPrefix("COPY") }.count == 1 + 3)
+                #expect(lines.filter { $0.hasPrefix("RELEASE") }.count == 1 + 4)
+                #expect(lines.filter { $0.hasPrefix("ROLLBACK") }.count == 2)
             }
             #expect(try Gadget.count(in: db) == fresh + 1)
             #expect(try Gadget.firstInstanceWhere("id = ?", 7, in: db) ==
@@ -460,6 +463,42 @@ extension ModelDefTests {
             #expect(try Gadget.firstInstanceWhere("id = ?", 100 + 2 * segment + 1, in: db) ==
                 Gadget(id: 100 + 2 * segment + 1, serverId: nil, name: "n\(2 * segment + 1)", color: "c",
                        qty: (2 * segment + 1) % 5, existsInDatabase: true))
+            #expect(try Gadget.countWhere("qty = ?", 4, in: db) == fresh / 5)
+        }
+    }
+
+    /// A big batch of new models with no taken key: one COPY in one savepoint on PostgreSQL
+    /// (not one per ``ModelBatchRunner/statementsPerAttempt`` statements), the rows as given.
+    @Test(arguments: Backend.allCases)
+    func aBigBatchOfNewModelsIsOneLoad(_ backend: Backend) throws {
+        let captured = Mutexed<[String]>([])
+        var logger = Logger(label: "unity.test.batch") { _ in CapturingLogHandler(captured) }
+        logger.logLevel = .info
+        try withTestDatabase(backend, configuration: DatabaseConfiguration(echo: true, logger: logger)) { db in
+            try ModelDefDuplicateFixtures.migrate(db, backend)
+            let fresh = 2 * ModelBatchRunner.statementsPerAttempt + 3
+            let statements = try (0..<fresh).map {
+                try Gadget(id: 100 + $0, serverId: nil, name: $0 % 4 == 0 ? nil : "n\($0)", color: "c", qty: $0 % 5).createSaveStatement()
+            }
+            captured.mutate { $0.removeAll() }
+            try DBManager.executeStatements(statements, in: db)
+
+            let lines = captured.value
+            #expect(!lines.contains { $0.contains("ON CONFLICT") })
+            switch backend {
+            case .sqlite:
+                #expect(!lines.contains { $0.contains("SAVEPOINT") || $0.hasPrefix("COPY") })
+            case .postgres:
+                #expect(lines.filter { $0.hasPrefix("COPY") }.count == 1)
+                #expect(lines.filter { $0.hasPrefix("SAVEPOINT") }.count == 1)
+                #expect(lines.filter { $0.hasPrefix("ROLLBACK") }.count == 0)
+            }
+            #expect(try Gadget.count(in: db) == fresh)
+            #expect(try Gadget.firstInstanceWhere("id = ?", 100, in: db) ==
+                Gadget(id: 100, serverId: nil, name: nil, color: "c", qty: 0, existsInDatabase: true))
+            #expect(try Gadget.firstInstanceWhere("id = ?", 100 + fresh - 1, in: db) ==
+                Gadget(id: 100 + fresh - 1, serverId: nil, name: "n\(fresh - 1)", color: "c", qty: (fresh - 1) % 5,
+                       existsInDatabase: true))
             #expect(try Gadget.countWhere("qty = ?", 4, in: db) == fresh / 5)
         }
     }

@@ -107,26 +107,18 @@ extension Connection {
         let rowLimit = columns.isEmpty ? 1 : max(1, min(1_000, (dialect.maxBindParameters - conditionBindings) / columns.count))
         let plan = UpsertPlan(table: table, columns: columns, target: target, targetIndexes: targetIndexes,
                               conflict: conflict, returning: returning)
-        return try transaction { conn in
-            var results: [UpsertedRow] = []
-            results.reserveCapacity(rows.count)
-            var start = 0
-            while start < rows.count {
-                // A chunk ends at the row limit or before a key it already holds.
-                var keys = Set<[UpsertKeyValue]>()
-                var end = start
-                while end < rows.count, end - start < rowLimit {
-                    if let key = plan.key(of: rows[end]) {
-                        if keys.contains(key) { break }
-                        keys.insert(key)
-                    }
-                    end += 1
-                }
-                try results.append(contentsOf: plan.run(rows[start..<end], on: conn))
-                start = end
-            }
-            return results
+        var results: [UpsertedRow] = []
+        results.reserveCapacity(rows.count)
+        var position = 0
+        // A chunk ends at the row limit or before a key it already holds.
+        try inChunks(of: rowLimit, keyedBy: plan.key(of:), next: {
+            guard position < rows.count else { return nil }
+            defer { position += 1 }
+            return rows[position]
+        }) { conn, chunk in
+            try results.append(contentsOf: plan.run(chunk[...], on: conn))
         }
+        return results
     }
 }
 

@@ -290,6 +290,22 @@ struct ModelBatchRunner {
             }
             return changed
         }
+        if statements.count > Self.statementsPerAttempt, let first = copyableInsert(statements[...], on: conn) {
+            // A large batch of new models only: one COPY of all of them first. When a key is
+            // taken, it is rolled back and the attempts below find where.
+            do {
+                var attempt: [[Row]?] = []
+                var attemptChanged = 0
+                let copied = try conn.transaction { conn in
+                    try copyInserts(statements[...], first: first, on: conn, results: &attempt, collecting: collecting,
+                                    changed: &attemptChanged)
+                }
+                if copied {
+                    results.append(contentsOf: attempt)
+                    return changed + attemptChanged
+                }
+            } catch let error as DatabaseError where Self.isRefusedPlainInsert(error) {}
+        }
         while start < statements.endIndex {
             let end = min(statements.endIndex, start + Self.statementsPerAttempt)
             let segment = statements[start..<end]
@@ -321,25 +337,42 @@ struct ModelBatchRunner {
     /// Returns false, having run nothing, otherwise.
     private func copyPlainInserts(_ statements: ArraySlice<ModelStatement>, on conn: Connection, results: inout [[Row]?],
                                   collecting: Bool, changed: inout Int) throws -> Bool {
+        guard let first = copyableInsert(statements, on: conn) else { return false }
+        return try copyInserts(statements, first: first, on: conn, results: &results, collecting: collecting, changed: &changed)
+    }
+
+    /// Runs `statements`, each one insert of the shape of `first` (see ``copyableInsert(_:on:)``),
+    /// as one COPY; returns false, having run nothing, when the backend declines it.
+    private func copyInserts(_ statements: ArraySlice<ModelStatement>, first: BatchableInsert, on conn: Connection,
+                             results: inout [[Row]?], collecting: Bool, changed: inout Int) throws -> Bool {
+        var position = statements.startIndex
+        guard try conn.insertByCopyIfWorthwhile(into: first.table, columns: first.columns, count: statements.count,
+                                                row: { _, values in
+            // Checked by copyableInsert: every statement is one insert.
+            if case .insert(let insert) = statements[position].steps[0] { values = insert.values }
+            position += 1
+        }) != nil else {
+            return false
+        }
+        changed += statements.count
+        if collecting { results.append(contentsOf: repeatElement(nil, count: statements.count)) }
+        return true
+    }
+
+    /// The first insert of `statements` when all of them are one insert each of a new model
+    /// that may run plainly, all of one shape, and enough of them for COPY to pay on this
+    /// backend; nil otherwise.
+    private func copyableInsert(_ statements: ArraySlice<ModelStatement>, on conn: Connection) -> BatchableInsert? {
         guard statements.count >= Connection.copyThreshold, conn.dialect.supportsCopy,
               let firstStatement = statements.first, firstStatement.steps.count == 1,
               case .insert(let first) = firstStatement.steps[0], first.insertsPlainlyWhenKeysAreFree,
-              !first.columns.isEmpty else { return false }
-        var inserts: [BatchableInsert] = []
-        inserts.reserveCapacity(statements.count)
+              !first.columns.isEmpty else { return nil }
         for statement in statements {
             guard statement.steps.count == 1, case .insert(let insert) = statement.steps[0],
                   insert.insertsPlainlyWhenKeysAreFree,
-                  insert.hasSameShape(as: first, conflict: insert.conflict) else { return false }
-            inserts.append(insert)
+                  insert.hasSameShape(as: first, conflict: insert.conflict) else { return nil }
         }
-        guard try conn.insertByCopyIfWorthwhile(into: first.table, columns: first.columns, count: inserts.count,
-                                                row: { index, values in values = inserts[index].values }) != nil else {
-            return false
-        }
-        changed += inserts.count
-        if collecting { results.append(contentsOf: repeatElement(nil, count: inserts.count)) }
-        return true
+        return first
     }
 
     /// A taken key, or a NOT NULL column left nil by a model whose key is taken (the database
