@@ -345,12 +345,11 @@ struct ModelBatchRunner {
     /// as one COPY; returns false, having run nothing, when the backend declines it.
     private func copyInserts(_ statements: ArraySlice<ModelStatement>, first: BatchableInsert, on conn: Connection,
                              results: inout [[Row]?], collecting: Bool, changed: inout Int) throws -> Bool {
-        var position = statements.startIndex
+        let start = statements.startIndex
         guard try conn.insertByCopyIfWorthwhile(into: first.table, columns: first.columns, count: statements.count,
-                                                row: { _, values in
+                                                row: { index, values in
             // Checked by copyableInsert: every statement is one insert.
-            if case .insert(let insert) = statements[position].steps[0] { values = insert.values }
-            position += 1
+            if case .insert(let insert) = statements[start + index].steps[0] { values = insert.values }
         }) != nil else {
             return false
         }
