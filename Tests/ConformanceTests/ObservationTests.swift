@@ -355,8 +355,8 @@ struct ObservationTests {
     }
 
     /// `values` with each run of equal neighbours kept once.
-    private static func withoutRepeats(_ values: [Int]) -> [Int] {
-        var kept: [Int] = []
+    private static func withoutRepeats<Value: Equatable>(_ values: [Value]) -> [Value] {
+        var kept: [Value] = []
         for value in values where kept.last != value { kept.append(value) }
         return kept
     }
