@@ -30,7 +30,7 @@ public struct JSONKeyPathsMacro: ExtensionMacro {
             context.diagnose(Diagnostic(node: encode, message: JSONKeyPathsMessage.handWrittenEncode))
             return []
         }
-        let codingKeys = Self.codingKeys(in: members)
+        let codingKeys = MacroSyntax.codingKeys(in: members)
         var entries: [String] = []
         for member in members.members {
             guard let variable = member.decl.as(VariableDeclSyntax.self) else { continue }
@@ -39,7 +39,7 @@ public struct JSONKeyPathsMacro: ExtensionMacro {
                 entries.append("\\Self.\(property.name): \(RowCodedMacro.literal(property.column))")
             }
         }
-        let access = Self.accessPrefix(of: modifiers)
+        let access = MacroSyntax.accessPrefix(of: modifiers)
         let missing = Set(protocols.map { $0.trimmedDescription.split(separator: ".").last.map(String.init) ?? "" })
         let clause = missing.contains("PredicateJSONMapped") ? ": Unity.PredicateJSONMapped" : ""
         let table = entries.isEmpty ? "[:]" : "[\n            " + entries.joined(separator: ",\n            ") + ",\n        ]"
@@ -62,40 +62,6 @@ public struct JSONKeyPathsMacro: ExtensionMacro {
             if labels == ["to"] { return function }
         }
         return nil
-    }
-
-    /// Property name → JSON key from a nested `enum CodingKeys`, or nil when there is none.
-    static func codingKeys(in members: MemberBlockSyntax) -> [String: String]? {
-        for member in members.members {
-            guard let enumDecl = member.decl.as(EnumDeclSyntax.self), enumDecl.name.text == "CodingKeys" else { continue }
-            var keys: [String: String] = [:]
-            for enumMember in enumDecl.memberBlock.members {
-                guard let caseDecl = enumMember.decl.as(EnumCaseDeclSyntax.self) else { continue }
-                for element in caseDecl.elements {
-                    let name = element.name.text.filter { $0 != "`" }
-                    var key = name
-                    if let raw = element.rawValue?.value.as(StringLiteralExprSyntax.self) {
-                        key = raw.segments.compactMap { $0.as(StringSegmentSyntax.self)?.content.text }.joined()
-                    }
-                    keys[name] = key
-                }
-            }
-            return keys
-        }
-        return nil
-    }
-
-    /// `public ` / `package ` when the type is, so that the conformance is visible where the
-    /// type is.
-    static func accessPrefix(of modifiers: DeclModifierListSyntax) -> String {
-        for modifier in modifiers {
-            switch modifier.name.tokenKind {
-            case .keyword(.public), .keyword(.open): return "public "
-            case .keyword(.package): return "package "
-            default: continue
-            }
-        }
-        return ""
     }
 }
 

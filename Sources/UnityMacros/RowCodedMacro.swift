@@ -30,7 +30,7 @@ public struct RowCodedMacro: ExtensionMacro {
             context.diagnose(Diagnostic(node: node, message: RowCodedMessage.notAStruct))
             return []
         }
-        let codingKeys = Self.codingKeys(of: structDecl)
+        let codingKeys = MacroSyntax.codingKeys(in: structDecl.memberBlock)
         var properties: [StoredProperty] = []
         var failed = false
         for member in structDecl.memberBlock.members {
@@ -44,7 +44,7 @@ public struct RowCodedMacro: ExtensionMacro {
         }
         if failed { return [] }
 
-        let access = Self.accessPrefix(of: structDecl)
+        let access = MacroSyntax.accessPrefix(of: structDecl.modifiers)
         let decoded = properties
         let encoded = properties.filter { !$0.isExistsFlag }
         let decodingNames = decoded.map { Self.literal($0.column) }.joined(separator: ", ")
@@ -129,40 +129,6 @@ public struct RowCodedMacro: ExtensionMacro {
             out.append(c)
         }
         return out + "\""
-    }
-
-    /// `public ` / `package ` when the struct is, so that the conformance is visible where
-    /// the struct is.
-    static func accessPrefix(of decl: StructDeclSyntax) -> String {
-        for modifier in decl.modifiers {
-            switch modifier.name.tokenKind {
-            case .keyword(.public), .keyword(.open): return "public "
-            case .keyword(.package): return "package "
-            default: continue
-            }
-        }
-        return ""
-    }
-
-    /// Property name → column name from a nested `enum CodingKeys`, or nil when there is none.
-    static func codingKeys(of decl: StructDeclSyntax) -> [String: String]? {
-        for member in decl.memberBlock.members {
-            guard let enumDecl = member.decl.as(EnumDeclSyntax.self), enumDecl.name.text == "CodingKeys" else { continue }
-            var keys: [String: String] = [:]
-            for enumMember in enumDecl.memberBlock.members {
-                guard let caseDecl = enumMember.decl.as(EnumCaseDeclSyntax.self) else { continue }
-                for element in caseDecl.elements {
-                    let name = element.name.text.filter { $0 != "`" }
-                    var column = name
-                    if let raw = element.rawValue?.value.as(StringLiteralExprSyntax.self) {
-                        column = raw.segments.compactMap { $0.as(StringSegmentSyntax.self)?.content.text }.joined()
-                    }
-                    keys[name] = column
-                }
-            }
-            return keys
-        }
-        return nil
     }
 
     /// The columns of one `var`/`let` declaration (none for static, computed, lazy, …).
