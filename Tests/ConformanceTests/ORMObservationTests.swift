@@ -74,12 +74,13 @@ import UnityORM
         let session = try amigo.session
         let observation = try session.query(Dog.self).orderBy("id").observe()
         let probe = FlavorObservationProbe<[String]> { deliver in
-            var previous: [ObjectIdentifier] = []
+            // The last result's objects are held (not their identifiers): a freed object's
+            // address may be given to a new one, which would look like the same object.
+            var previous: [Dog] = []
             for try await dogs in observation {
-                let ids = dogs.map(ObjectIdentifier.init)
-                let shared = ids.contains { previous.contains($0) }
+                let shared = dogs.contains { dog in previous.contains { $0 === dog } }
                 deliver(dogs.map { "\($0.id):\($0.label)" } + (shared ? ["an object of the last result came again"] : []))
-                previous = ids
+                previous = dogs
             }
         }
         #expect(try await probe.next() == ["1:Lucy", "2:Rex"])
