@@ -1123,6 +1123,23 @@ extension SQLRenderer {
         write(")")
     }
 
+    /// ` FROM idx WHERE idx MATCH ?`: the FTS5 search every full-text node runs on SQLite.
+    private mutating func fts5Search(_ search: SQLFullTextSearch) throws {
+        write(" FROM ")
+        try identifier(search.index.name)
+        write(" WHERE ")
+        try identifier(search.index.name)
+        write(" MATCH ")
+        try bind(.text(search.query.fts5Query))
+    }
+
+    /// `table.key`: the searched row's key, which is the FTS5 table's rowid.
+    private mutating func fts5RowKey(_ search: SQLFullTextSearch, qualifier: String) throws {
+        try identifier(qualifier)
+        write(".")
+        try identifier(search.index.key)
+    }
+
     mutating func fullText(_ search: SQLFullTextSearch) throws {
         let index = search.index
         if mode == .text { try index.validate() }
@@ -1148,15 +1165,9 @@ extension SQLRenderer {
         case .fts5:
             switch search.output {
             case .matches:
-                try identifier(qualifier)
-                write(".")
-                try identifier(index.key)
-                write(" IN (SELECT rowid FROM ")
-                try identifier(index.name)
-                write(" WHERE ")
-                try identifier(index.name)
-                write(" MATCH ")
-                try bind(.text(search.query.fts5Query))
+                try fts5RowKey(search, qualifier: qualifier)
+                write(" IN (SELECT rowid")
+                try fts5Search(search)
                 write(")")
             case .relevance:
                 // Every matching row's rank is asked for (ORDER BY): the ranks of all matches
@@ -1166,47 +1177,27 @@ extension SQLRenderer {
                 // number of matches.
                 write("(SELECT \"unity_fts_rank\".\"r\" FROM (SELECT rowid AS \"rid\", -bm25(")
                 try identifier(index.name)
-                write(") AS \"r\" FROM ")
-                try identifier(index.name)
-                write(" WHERE ")
-                try identifier(index.name)
-                write(" MATCH ")
-                try bind(.text(search.query.fts5Query))
+                write(") AS \"r\"")
+                try fts5Search(search)
                 write(" LIMIT -1) AS \"unity_fts_rank\" WHERE \"unity_fts_rank\".\"rid\" = ")
-                try identifier(qualifier)
-                write(".")
-                try identifier(index.key)
+                try fts5RowKey(search, qualifier: qualifier)
                 write(")")
-            case .snippet:
+            case .snippet(let start, let end, let ellipsis, let words):
                 // Asked for the rows a query returns (usually a page): one search each.
-                write("(SELECT ")
-                if case .snippet(let start, let end, let ellipsis, let words) = search.output {
-                    write("snippet(")
-                    try identifier(index.name)
-                    write(", -1, ")
-                    try bind(.text(start))
-                    write(", ")
-                    try bind(.text(end))
-                    write(", ")
-                    try bind(.text(ellipsis))
-                    write(", ")
-                    try bind(.integer(Int64(words)))
-                    write(")")
-                } else {
-                    write("-bm25(")
-                    try identifier(index.name)
-                    write(")")
-                }
-                write(" FROM ")
+                write("(SELECT snippet(")
                 try identifier(index.name)
-                write(" WHERE ")
-                try identifier(index.name)
-                write(" MATCH ")
-                try bind(.text(search.query.fts5Query))
+                write(", -1, ")
+                try bind(.text(start))
+                write(", ")
+                try bind(.text(end))
+                write(", ")
+                try bind(.text(ellipsis))
+                write(", ")
+                try bind(.integer(Int64(words)))
+                write(")")
+                try fts5Search(search)
                 write(" AND rowid = ")
-                try identifier(qualifier)
-                write(".")
-                try identifier(index.key)
+                try fts5RowKey(search, qualifier: qualifier)
                 write(")")
             }
         case .tsvector:
