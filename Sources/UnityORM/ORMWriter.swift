@@ -204,6 +204,11 @@ struct ORMWriter {
         var seen = Set<DatabaseValue>()
         func flush() throws {
             guard !segment.isEmpty else { return }
+            if try upsertByCopy(segment, model: model, key: pk) {
+                segment.removeAll(keepingCapacity: true)
+                seen.removeAll(keepingCapacity: true)
+                return
+            }
             try forEachChunk(of: segment, model: model, includeKey: true) { slice, names, rows in
                 _ = try conn.execute(.insert(upsertStatement(model: model, key: pk, names: names, rows: rows)))
                 for o in slice { try maintainLinks(of: o, model: model) }
@@ -255,6 +260,26 @@ struct ORMWriter {
             for (o, key) in zip(slice, sorted) { try pk.assign(key, to: o) }
             for o in slice { try maintainLinks(of: o, model: model) }
         }
+    }
+
+    /// Writes a long run of keyed objects (no key repeated) through a staging table and one
+    /// INSERT … SELECT (PostgreSQL, see `Connection.upsertByCopyIfWorthwhile`); false, having
+    /// written nothing, when the run is short or the backend has no COPY.
+    private func upsertByCopy(_ objects: [AmigoModel], model: ORMModel, key pk: MappedColumn) throws -> Bool {
+        guard objects.count >= Connection.copyThreshold, conn.dialect.supportsCopy else { return false }
+        var names: [String] = []
+        var rows: [[DatabaseValue]] = []
+        rows.reserveCapacity(objects.count)
+        for o in objects {
+            let (n, v) = try values(of: o, model: model, includeKey: true)
+            names = n
+            rows.append(v)
+        }
+        guard try conn.upsertByCopyIfWorthwhile(
+            into: model.tableName, columns: names, conflictColumns: [pk.name], updating: names.filter { $0 != pk.name },
+            count: rows.count, row: { index, values in values = rows[index] }) else { return false }
+        for o in objects { try maintainLinks(of: o, model: model) }
+        return true
     }
 
     /// Calls `body` with consecutive slices of `objects` small enough for one multi-row

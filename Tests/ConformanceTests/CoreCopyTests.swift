@@ -393,6 +393,102 @@ struct CoreCopyTests {
         }
     }
 
+    /// A keyed table with a second unique column, and 300 rows: ids 1…300, names `old<id>`.
+    static func createKeyedPeople(_ conn: Connection) throws {
+        try conn.execute(.createTable(SQLCreateTable("people", columns: [
+            SQLColumnDefinition("id", .int64, primaryKey: .autoIncrement), SQLColumnDefinition("name", .text, notNull: true),
+            SQLColumnDefinition("email", .text, unique: true),
+        ])))
+        try conn.executeBatch((1...300).map { id in
+            .insert(SQLInsert(into: "people", columns: ["id", "name", "email"],
+                              values: [[.bind(.integer(Int64(id))), .bind(.text("old\(id)")), .bind(.text("e\(id)"))]]))
+        })
+    }
+
+    /// Rows `ids` for `people`, named `new<id>`, emails `e<id>` (an existing row's own).
+    static func stageRows(_ conn: Connection, _ ids: [Int], updating: [String] = ["name", "email"]) throws -> Bool {
+        try conn.upsertByCopyIfWorthwhile(into: "people", columns: ["id", "name", "email"], conflictColumns: ["id"],
+                                          updating: updating, count: ids.count) { index, values in
+            values = [.integer(Int64(ids[index])), .text("new\(ids[index])"), .text("e\(ids[index])")]
+        }
+    }
+
+    static func names(_ conn: Connection) throws -> [Int: String] {
+        var out: [Int: String] = [:]
+        for row in try conn.fetchAll(sql: "SELECT id, name FROM people") { out[try row.decode(Int.self, at: 0)] = try row.decode(String.self, at: 1) }
+        return out
+    }
+
+    /// A keyed batch of which half the keys exist: PostgreSQL stages it (COPY, then one
+    /// INSERT … SELECT that meets the taken keys and goes again as an upsert); SQLite
+    /// declines, having written nothing. Then an all-new batch in the same transaction (the
+    /// staging table's name is free again), and the sequence moved past the given ids.
+    @Test(arguments: Backend.allCases)
+    func aKeyedBatchIsStagedAndUpserted(_ backend: Backend) throws {
+        try withTestDatabase(backend) { db in
+            try db.write { try Self.createKeyedPeople($0) }
+            let staged = try db.write { conn in
+                let first = try Self.stageRows(conn, Array(151...750))
+                let second = try Self.stageRows(conn, Array(1_001...1_300))
+                return [first, second]
+            }
+            guard backend == .postgres else {
+                #expect(staged == [false, false])
+                let names = try db.read { try Self.names($0) }
+                #expect(names.count == 300 && names[300] == "old300")
+                return
+            }
+            #expect(staged == [true, true])
+            let names = try db.read { try Self.names($0) }
+            #expect(names.count == 1_050)
+            #expect(names[150] == "old150" && names[151] == "new151" && names[300] == "new300" && names[750] == "new750")
+            #expect(names[751] == nil && names[1_001] == "new1001" && names[1_300] == "new1300")
+            // The identity sequence moved past the ids given.
+            let next = try db.write { try $0.fetchOne(sql: "INSERT INTO people (name) VALUES ('gen') RETURNING id")?.decode(Int.self, at: 0) }
+            #expect(next == 1_301)
+            // No staging table is left behind.
+            let left = try db.read { try $0.fetchOne(sql: "SELECT to_regclass('pg_temp.unity_copy_staging')::text")?.decode(String?.self, at: 0) }
+            #expect(left == .some(nil))
+        }
+    }
+
+    /// With no column to update, a taken key keeps its row (`DO NOTHING`).
+    @Test func aKeyedBatchWithNothingToUpdateKeepsTakenRows() throws {
+        try withTestDatabase(.postgres) { db in
+            try db.write { try Self.createKeyedPeople($0) }
+            #expect(try db.write { try Self.stageRows($0, Array(201...600), updating: []) })
+            let names = try db.read { try Self.names($0) }
+            #expect(names.count == 600 && names[201] == "old201" && names[300] == "old300" && names[301] == "new301")
+        }
+    }
+
+    /// A second unique column taken by another row fails the batch with the upsert's error
+    /// (a unique violation) and keeps nothing of it; the transaction goes on, and the next
+    /// staged batch in it works.
+    @Test func aStagedBatchThatFailsLeavesNothing() throws {
+        try withTestDatabase(.postgres) { db in
+            try db.write { try Self.createKeyedPeople($0) }
+            try db.write { (conn: Connection) throws -> Void in
+                let error = #expect(throws: DatabaseError.self) {
+                    try conn.upsertByCopyIfWorthwhile(into: "people", columns: ["id", "name", "email"], conflictColumns: ["id"],
+                                                      updating: ["name", "email"], count: 400) { index, values in
+                        let id = 401 + index
+                        // Row 250's email is row 7's.
+                        values = [.integer(Int64(id)), .text("new\(id)"), .text(index == 250 ? "e7" : "e\(id)")]
+                    }
+                }
+                guard case .constraintViolation(.unique, _)? = error else {
+                    Issue.record("expected a unique violation, got \(String(describing: error))")
+                    return
+                }
+                #expect(try Self.names(conn).count == 300)
+                #expect(try Self.stageRows(conn, Array(301...600)))
+            }
+            let names = try db.read { try Self.names($0) }
+            #expect(names.count == 600 && names[7] == "old7" && names[600] == "new600" && names[651] == nil)
+        }
+    }
+
     /// Through a transaction-mode pooler's rules (one statement at a time, inside a transaction).
     @Test func copyWorksInPoolerMode() throws {
         try withTestDatabase(.postgres, configuration: DatabaseConfiguration(poolerMode: .transaction)) { db in
@@ -415,6 +511,16 @@ struct CoreCopyTests {
             #expect(names.count == 601)
             #expect(names.first == "p0")
             #expect(names.last == "x")
+            // A keyed batch through a staging table, under the same rules.
+            let staged = try db.write { conn in
+                try conn.upsertByCopyIfWorthwhile(into: "people", columns: ["id", "name"], conflictColumns: ["id"], updating: ["name"],
+                                                  count: 400) { index, values in
+                    values = [.integer(Int64(401 + index)), .text("q\(401 + index)")]
+                }
+            }
+            #expect(staged)
+            let renamed = try db.read { try $0.fetchAll(sql: "SELECT name FROM people WHERE id IN (400, 401, 800) ORDER BY id") }
+            #expect(renamed.map { $0["name"] } == [.text("p399"), .text("q401"), .text("q800")])
         }
     }
 
@@ -428,6 +534,11 @@ struct CoreCopyTests {
         }
         #expect(throws: DatabaseError.self) {
             try SQLDialect.sqlite.renderUncached(.copyFrom(SQLCopyFrom(into: "t", columns: ["a"])))
+        }
+        let staging = try SQLDialect.postgres.renderUncached(.createStagingTable(SQLStagingTable("s\"x", like: "My T", columns: ["a", "B c"])))
+        #expect(staging.sql == "CREATE TEMPORARY TABLE \"s\"\"x\" ON COMMIT DROP AS SELECT \"a\", \"B c\" FROM \"My T\" WITH NO DATA")
+        #expect(throws: DatabaseError.self) {
+            try SQLDialect.sqlite.renderUncached(.createStagingTable(SQLStagingTable("s", like: "t", columns: ["a"])))
         }
     }
 }

@@ -92,6 +92,42 @@ struct FlavorCopyTests {
         }
     }
 
+    /// ORM: a session batch of keyed objects (`add` of objects with ids) replaces the rows
+    /// whose keys exist and inserts the others (PostgreSQL: through a staging table), the
+    /// later of two objects with one key winning; the next generated key follows the batch's.
+    @Test(arguments: Backend.allCases)
+    func ormBatchOfKeyedObjects(_ backend: Backend) throws {
+        let (dog, person) = AmigoSeed.dogPerson()
+        try withAmigo(backend, [dog, person]) { amigo, test in
+            func dog(_ id: Int, _ label: String) -> AmigoSeed.Dog {
+                let d = AmigoSeed.Dog()
+                d.id = id
+                d.label = label
+                return d
+            }
+            let old = try amigo.session
+            try old.batch { b in b.add((1...100).map { dog($0, "old \($0)") }) }
+            try old.commit()
+            // Keys 51…(50 + size), then key 60 again, last.
+            var dogs = (51...(50 + Self.size)).map { dog($0, "dog \($0)") }
+            dogs.append(dog(60, "again"))
+            let batch = try amigo.session
+            try batch.batch { b in b.add(dogs) }
+            try batch.commit()
+            let rows = try test.database.fetchAll(sql: "SELECT id, label FROM dog ORDER BY id")
+            #expect(rows.count == 50 + Self.size)
+            #expect(rows[49]["label"] == .text("old 50") && rows[50]["label"] == .text("dog 51"))
+            #expect(rows[59]["label"] == .text("again") && rows[99]["label"] == .text("dog 100"))
+            #expect(rows.last?["id"] == .integer(Int64(50 + Self.size)) && rows.last?["label"] == .text("dog \(50 + Self.size)"))
+            let next = AmigoSeed.Dog()
+            next.label = "generated"
+            let session = try amigo.session
+            try session.add(next)
+            try session.commit()
+            #expect(next.id == 50 + Self.size + 1)
+        }
+    }
+
     /// Predicates: inserts of a model keyed by its own attribute in one perform; a duplicate
     /// key among them fails the perform, which leaves nothing.
     @Test(arguments: Backend.allCases)

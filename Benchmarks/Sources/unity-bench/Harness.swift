@@ -81,9 +81,12 @@ final class BenchRunner {
     }
 
     private func run(_ spec: WorkloadSpec, backend: Backend, subjects: [any BenchSubject], fixture: any BenchFixture) async throws {
-        // The raw baseline always runs with a selected case: the ratio needs it.
+        // The raw baseline always runs with a selected case: the ratio needs it (and its results
+        // are the checked ones); so does the --baseline subject.
+        let baselineName = options.baseline
         let selected = subjects.filter {
-            ($0.name == "raw" || options.selects(backend: backend, workload: spec.workload, label: spec.label, subject: $0.name))
+            ($0.name == "raw" || $0.name == baselineName
+                || options.selects(backend: backend, workload: spec.workload, label: spec.label, subject: $0.name))
                 && (spec.workload == .concurrent ? $0.runsConcurrent : !$0.concurrentOnly)
         }
         // nil for fts-query until raw's results have passed the check against the documents.
@@ -102,12 +105,21 @@ final class BenchRunner {
                 throw BenchError("raw returned \(output.checksum), expected \(expected.map { "\($0)" } ?? "nothing")")
             }
         }
+        /// Checks a baseline run's output: raw's own check, or the expected checksum for another.
+        func acceptBaseline(_ output: WorkloadOutput) throws {
+            if baselineName == "raw" { return try acceptRaw(output) }
+            if output.checksum != expected {
+                throw BenchError("\(baselineName) returned \(output.checksum), expected \(expected.map { "\($0)" } ?? "nothing")")
+            }
+        }
         var caseResults: [CaseResult] = []
-        // With --paired: raw's runs, one beside each timed run of another subject (raw runs on
-        // its own when no other subject runs this case).
-        var pairedRaw: [Double] = []
-        let pairsWithRaw = options.paired
-            && selected.contains { $0.name != "raw" && $0.unsupportedReason(spec.workload) == nil }
+        // With --paired: the baseline's runs, one beside each timed run of another subject (the
+        // baseline runs on its own when no other subject runs this case; raw, when it is not the
+        // baseline, runs on its own first).
+        let baseline = selected.first { $0.name == baselineName && $0.unsupportedReason(spec.workload) == nil }
+        var pairedBaseline: [Double] = []
+        let pairsWithBaseline = options.paired && baseline != nil
+            && selected.contains { $0.name != baselineName && $0.name != "raw" && $0.unsupportedReason(spec.workload) == nil }
         for subject in selected {
             var result = CaseResult(backend: backend, workload: spec.workload, label: spec.label, subject: subject.name, rows: spec.rows,
                                     status: .measured)
@@ -116,8 +128,8 @@ final class BenchRunner {
                 caseResults.append(result)
                 continue
             }
-            if pairsWithRaw, subject.name == "raw" {
-                // Raw runs beside each other subject's runs; its row is filled in below.
+            if pairsWithBaseline, subject.name == baselineName {
+                // The baseline runs beside each other subject's runs; its row is filled in below.
                 caseResults.append(result)
                 continue
             }
@@ -125,22 +137,22 @@ final class BenchRunner {
             do {
                 var seconds: [Double] = []
                 var checksum = Checksum()
-                if pairsWithRaw, subject.name != "raw", let raw = selected.first(where: { $0.name == "raw" }) {
-                    // One raw run, then one run of the subject, each after its own warm-up;
+                if pairsWithBaseline, subject.name != "raw", let baseline {
+                    // One baseline run, then one run of the subject, each after its own warm-up;
                     // the ratio of each pair, so that a slow minute of the machine slows both.
                     var single = options
                     single.iterations = 1
                     var ratios: [Double] = []
                     for _ in 0..<options.iterations {
-                        let (rawSeconds, rawOutput, _) = try await measure(raw, spec: spec, backend: backend, options: single, fixture: fixture)
-                        try acceptRaw(rawOutput)
+                        let (baseSeconds, baseOutput, _) = try await measure(baseline, spec: spec, backend: backend, options: single, fixture: fixture)
+                        try acceptBaseline(baseOutput)
                         let measured = try await measure(subject, spec: spec, backend: backend, options: single, fixture: fixture)
                         seconds += measured.seconds
                         checksum = measured.output.checksum
                         if let peak = measured.peak { result.peakMemoryBytes = max(result.peakMemoryBytes ?? 0, peak) }
-                        pairedRaw.append(contentsOf: rawSeconds)
-                        if let subjectRun = measured.seconds.first, let rawRun = rawSeconds.first, rawRun > 0 {
-                            ratios.append(subjectRun / rawRun)
+                        pairedBaseline.append(contentsOf: baseSeconds)
+                        if let subjectRun = measured.seconds.first, let baseRun = baseSeconds.first, baseRun > 0 {
+                            ratios.append(subjectRun / baseRun)
                         }
                     }
                     result.pairedRatios = ratios
@@ -169,13 +181,13 @@ final class BenchRunner {
             if case .failed(let message) = result.status { log("  FAILED: \(message)") }
             caseResults.append(result)
         }
-        if options.paired, !pairedRaw.isEmpty, let rawIndex = caseResults.firstIndex(where: { $0.subject == "raw" }) {
-            // Raw's row shows every raw run of the pairs.
-            caseResults[rawIndex].medianSeconds = Self.median(pairedRaw)
-            caseResults[rawIndex].minSeconds = pairedRaw.min()
-            caseResults[rawIndex].maxSeconds = pairedRaw.max()
+        if options.paired, !pairedBaseline.isEmpty, let baseIndex = caseResults.firstIndex(where: { $0.subject == baselineName }) {
+            // The baseline's row shows every baseline run of the pairs.
+            caseResults[baseIndex].medianSeconds = Self.median(pairedBaseline)
+            caseResults[baseIndex].minSeconds = pairedBaseline.min()
+            caseResults[baseIndex].maxSeconds = pairedBaseline.max()
         }
-        let rawMedian = caseResults.first { $0.subject == "raw" }?.medianSeconds
+        let baseMedian = caseResults.first { $0.subject == baselineName }?.medianSeconds
         for index in caseResults.indices {
             if let ratios = caseResults[index].pairedRatios, let median = Self.median(ratios), let low = ratios.min(),
                let high = ratios.max() {
@@ -183,10 +195,10 @@ final class BenchRunner {
                 caseResults[index].ratioSpread = (low, high)
                 continue
             }
-            if let rawMedian, rawMedian > 0, let median = caseResults[index].medianSeconds {
-                caseResults[index].ratioToRaw = median / rawMedian
+            if let baseMedian, baseMedian > 0, let median = caseResults[index].medianSeconds {
+                caseResults[index].ratioToRaw = median / baseMedian
                 if let low = caseResults[index].minSeconds, let high = caseResults[index].maxSeconds {
-                    caseResults[index].ratioSpread = (low / rawMedian, high / rawMedian)
+                    caseResults[index].ratioSpread = (low / baseMedian, high / baseMedian)
                 }
             }
         }

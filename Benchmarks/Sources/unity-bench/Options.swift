@@ -16,6 +16,9 @@ struct BenchOptions: Sendable {
     var warmups = 1
     /// Pair every timed run of a subject with a raw run just before it (`--paired`).
     var paired = false
+    /// The subject the pairs and the ratios are taken against (`--baseline`, `raw` by default):
+    /// `raw-copy` judges a bulk load against libpq's binary COPY.
+    var baseline = "raw"
     /// Where to write the JSON report.
     var jsonPath: String?
     /// The PostgreSQL URL (`--postgres` or `UNITY_POSTGRES_URL`).
@@ -51,6 +54,8 @@ struct BenchOptions: Sendable {
           --warmup N          untimed warm-up runs per case (default 1)
           --paired            time each subject run right after a raw run of its own and report the
                               median of the per-pair ratios: drift on a shared machine cancels out
+          --baseline SUBJECT  the subject that pairs and ratios are taken against (default raw;
+                              e.g. raw-copy for PostgreSQL inserts); raw still runs and is checked
           --json FILE         also write the results as JSON
           --postgres URL      PostgreSQL to use (default: $UNITY_POSTGRES_URL); without one it is skipped
           --require-postgres  make a missing PostgreSQL URL an error
@@ -88,6 +93,7 @@ struct BenchOptions: Sendable {
             case "--iterations": options.iterations = try count(argument, minimum: 1); iterationsGiven = true
             case "--warmup": options.warmups = try count(argument, minimum: 0); warmupsGiven = true
             case "--paired": options.paired = true
+            case "--baseline": options.baseline = try value(argument)
             case "--json": options.jsonPath = try value(argument)
             case "--postgres": options.postgresURL = try value(argument)
             case "--require-postgres": options.requirePostgres = true

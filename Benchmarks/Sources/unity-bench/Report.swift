@@ -3,8 +3,8 @@ import Foundation
 /// Renders results as the text table and as `--json`.
 enum Report {
     /// The text table, one line per case.
-    static func table(_ results: [CaseResult]) -> String {
-        let header = ["backend", "workload", "rows", "subject", "median", "rows/s", "vs raw", "spread", "peak mem", "check"]
+    static func table(_ results: [CaseResult], baseline: String = "raw") -> String {
+        let header = ["backend", "workload", "rows", "subject", "median", "rows/s", "vs \(baseline)", "spread", "peak mem", "check"]
         var lines: [[String]] = [header]
         for result in results {
             var check: String

@@ -68,7 +68,7 @@ func runBenchmarks() async -> Int32 {
         let runner = BenchRunner(options: options, target: target)
         log("unity-bench: base \(options.rows) rows, \(options.warmups) warm-up + \(options.iterations) timed iteration(s)\(options.quick ? ", quick" : "")")
         try await runner.runAll()
-        print(Report.table(runner.results))
+        print(Report.table(runner.results, baseline: options.baseline))
         if let path = options.jsonPath {
             try Report.json(runner.results).write(to: URL(fileURLWithPath: path))
             log("wrote \(path)")

@@ -82,6 +82,68 @@ extension Connection {
         return result.generatedIds
     }
 
+    /// For the flavors' keyed batches (rows that name their keys and replace the stored row
+    /// when the key exists): writes `count` rows into `table` through a staging table when
+    /// this backend has COPY and `count` reaches ``copyThreshold``, and returns true; returns
+    /// false, having run nothing, otherwise (the caller then runs its `INSERT … ON CONFLICT`
+    /// statements).
+    ///
+    /// The rows are loaded by binary COPY into a temporary table with `table`'s column types
+    /// (``SQLStatement/createStagingTable(_:)``), then moved by one `INSERT … SELECT`: first
+    /// a plain one in a savepoint, which is all a batch of new keys needs (PostgreSQL's
+    /// conflict check costs about as much again as the insert); when a key is taken it is
+    /// rolled back and the same rows go again with `ON CONFLICT (conflictColumns) DO UPDATE`
+    /// of `updating` (`DO NOTHING` when `updating` is empty). The stored rows and the errors
+    /// are those of the upsert statements; values given to an identity column move its
+    /// sequence as an INSERT's do. All or nothing, in the open transaction (a savepoint) or
+    /// in one of its own.
+    ///
+    /// The rows must not repeat a key of `conflictColumns`: PostgreSQL refuses to update one
+    /// row twice in a statement (the callers split a batch where a key repeats).
+    ///
+    /// - Parameters:
+    ///   - table: the table written.
+    ///   - columns: the columns each row supplies, in order, the conflict columns among them.
+    ///   - conflictColumns: the columns of the unique constraint that decides a conflict.
+    ///   - updating: the columns a conflicting row takes from the new one.
+    ///   - count: the number of rows.
+    ///   - row: fills its second argument with the values of row `index` in `columns` order.
+    public func upsertByCopyIfWorthwhile(
+        into table: String, columns: [String], conflictColumns: [String], updating: [String], count: Int,
+        row: (_ index: Int, _ values: inout [DatabaseValue]) throws -> Void
+    ) throws -> Bool {
+        guard count >= Self.copyThreshold, !columns.isEmpty, !conflictColumns.isEmpty, table != Self.stagingTableName,
+              dialect.supportsCopy, driverConnection.supportsCopy else { return false }
+        let staging = Self.stagingTableName
+        return try transaction(.immediate) { conn in
+            _ = try conn.execute(.createStagingTable(SQLStagingTable(staging, like: table, columns: columns)))
+            var index = 0
+            _ = try conn.copyRows(into: staging, columns: columns, generatedIdColumn: nil, rowCount: count) { values in
+                guard index < count else { return false }
+                try row(index, &values)
+                index += 1
+                return true
+            }
+            let rows = SQLSelect(from: staging).columns(columns.map { SQLSelectColumn.expression(.column($0)) })
+            let plain = SQLInsert(into: table, columns: columns, source: .select(rows))
+            do {
+                _ = try conn.transaction(.immediate) { try $0.execute(.insert(plain)) }
+            } catch DatabaseError.constraintViolation(.unique, _) {
+                // A key is taken: the same rows again, as the upsert the caller asked for.
+                let upsert = updating.isEmpty ? plain.onConflictDoNothing(conflictColumns)
+                    : plain.onConflict(conflictColumns, doUpdate: updating.map { SQLAssignment($0, .excluded($0)) })
+                _ = try conn.execute(.insert(upsert))
+            }
+            // Dropped now rather than at COMMIT, so the next keyed batch of this transaction
+            // can stage its rows under the same name.
+            _ = try conn.execute(.dropTable(SQLDropTable(staging)))
+            return true
+        }
+    }
+
+    /// The name of the temporary table a keyed batch is staged in.
+    static let stagingTableName = "unity_copy_staging"
+
     /// Runs a COPY in the open transaction (a backend that has COPY).
     private func copyRows(
         into table: String, columns: [String], generatedIdColumn: String?, rowCount: Int?,

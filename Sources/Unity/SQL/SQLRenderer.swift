@@ -148,6 +148,21 @@ struct SQLRenderer {
             write(" ")
             try identifierList(copy.columns)
             write(" FROM STDIN (FORMAT binary)")
+        case .createStagingTable(let staging):
+            try requireCopy()
+            guard !staging.columns.isEmpty else {
+                throw DatabaseError.misuse("a staging table for \(dialect.quoteIdentifier(staging.source)) needs at least one column")
+            }
+            write("CREATE TEMPORARY TABLE ")
+            try identifier(staging.name)
+            write(" ON COMMIT DROP AS SELECT ")
+            for (i, column) in staging.columns.enumerated() {
+                if i > 0 { write(", ") }
+                try identifier(column)
+            }
+            write(" FROM ")
+            try identifier(staging.source)
+            write(" WITH NO DATA")
         case .copyTo(let s):
             try requireCopy()
             let before = bindings.count

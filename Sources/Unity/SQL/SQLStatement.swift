@@ -54,6 +54,30 @@ public enum SQLStatement: Sendable, Hashable {
     /// `COPY (select) TO STDOUT (FORMAT binary)`: an export of the SELECT's rows, streamed
     /// (PostgreSQL). COPY takes no bind parameters, so the SELECT may have none.
     indirect case copyTo(SQLSelect)
+    /// `CREATE TEMPORARY TABLE name ON COMMIT DROP AS SELECT columns FROM source WITH NO DATA`:
+    /// an empty table with the source's column types and none of its constraints, gone at
+    /// the end of the transaction (PostgreSQL), into which a keyed batch is loaded by COPY
+    /// before one INSERT … SELECT moves it (see
+    /// ``Connection/upsertByCopyIfWorthwhile(into:columns:conflictColumns:updating:count:row:)``).
+    indirect case createStagingTable(SQLStagingTable)
+}
+
+/// A staging table: an empty temporary copy of some of a table's columns
+/// (``SQLStatement/createStagingTable(_:)``).
+public struct SQLStagingTable: Sendable, Hashable {
+    /// The temporary table's name.
+    public var name: String
+    /// The table whose column types it takes.
+    public var source: String
+    /// The columns it has, in order.
+    public var columns: [String]
+
+    /// Creates the statement's description: a table `name` with `source`'s `columns`.
+    public init(_ name: String, like source: String, columns: [String]) {
+        self.name = name
+        self.source = source
+        self.columns = columns
+    }
 }
 
 /// The target of a bulk load: `COPY table (columns) FROM STDIN (FORMAT binary)`.
