@@ -232,14 +232,7 @@ struct ORMWriter {
         if objects.count >= Connection.copyThreshold, conn.dialect.supportsCopy {
             // A long run of new objects is one COPY (PostgreSQL), their keys taken from the
             // key's sequence in the same order.
-            var names: [String] = []
-            var rows: [[DatabaseValue]] = []
-            rows.reserveCapacity(objects.count)
-            for o in objects {
-                let (n, v) = try values(of: o, model: model, includeKey: false)
-                names = n
-                rows.append(v)
-            }
+            let (names, rows) = try columnValues(of: objects, model: model, includeKey: false)
             if let keys = try conn.insertByCopyIfWorthwhile(
                 into: model.tableName, columns: names, count: rows.count, generatedIdColumn: pk.name,
                 row: { index, values in values = rows[index] }) {
@@ -267,19 +260,27 @@ struct ORMWriter {
     /// written nothing, when the run is short or the backend has no COPY.
     private func upsertByCopy(_ objects: [AmigoModel], model: ORMModel, key pk: MappedColumn) throws -> Bool {
         guard objects.count >= Connection.copyThreshold, conn.dialect.supportsCopy else { return false }
-        var names: [String] = []
-        var rows: [[DatabaseValue]] = []
-        rows.reserveCapacity(objects.count)
-        for o in objects {
-            let (n, v) = try values(of: o, model: model, includeKey: true)
-            names = n
-            rows.append(v)
-        }
+        let (names, rows) = try columnValues(of: objects, model: model, includeKey: true)
         guard try conn.upsertByCopyIfWorthwhile(
             into: model.tableName, columns: names, conflictColumns: [pk.name], updating: names.filter { $0 != pk.name },
             count: rows.count, row: { index, values in values = rows[index] }) else { return false }
         for o in objects { try maintainLinks(of: o, model: model) }
         return true
+    }
+
+    /// The column names the objects write (the key's among them when `includeKey`) and each
+    /// object's values in their order.
+    private func columnValues(of objects: some Collection<AmigoModel>, model: ORMModel,
+                              includeKey: Bool) throws -> (names: [String], rows: [[DatabaseValue]]) {
+        var names: [String] = []
+        var rows: [[DatabaseValue]] = []
+        rows.reserveCapacity(objects.count)
+        for o in objects {
+            let (n, v) = try values(of: o, model: model, includeKey: includeKey)
+            names = n
+            rows.append(v)
+        }
+        return (names, rows)
     }
 
     /// Calls `body` with consecutive slices of `objects` small enough for one multi-row
@@ -294,15 +295,8 @@ struct ORMWriter {
         var start = 0
         while start < objects.count {
             let slice = objects[start..<min(objects.count, start + chunk)]
-            var names: [String] = []
-            var rows: [[SQLExpression]] = []
-            rows.reserveCapacity(slice.count)
-            for o in slice {
-                let (n, v) = try values(of: o, model: model, includeKey: includeKey)
-                names = n
-                rows.append(v.map { .bind($0) })
-            }
-            try body(slice, names, rows)
+            let (names, values) = try columnValues(of: slice, model: model, includeKey: includeKey)
+            try body(slice, names, values.map { $0.map { .bind($0) } })
             start += chunk
         }
     }

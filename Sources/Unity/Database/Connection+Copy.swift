@@ -93,7 +93,8 @@ extension Connection {
     /// a plain one in a savepoint, which is all a batch of new keys needs (PostgreSQL's
     /// conflict check costs about as much again as the insert); when a key is taken it is
     /// rolled back and the same rows go again with `ON CONFLICT (conflictColumns) DO UPDATE`
-    /// of `updating` (`DO NOTHING` when `updating` is empty). The stored rows and the errors
+    /// of `updating`, where `condition` holds of the stored row and `EXCLUDED` (`DO NOTHING`
+    /// when `updating` is empty). The stored rows and the errors
     /// are those of the upsert statements; values given to an identity column move its
     /// sequence as an INSERT's do. All or nothing, in the open transaction (a savepoint) or
     /// in one of its own.
@@ -106,10 +107,13 @@ extension Connection {
     ///   - columns: the columns each row supplies, in order, the conflict columns among them.
     ///   - conflictColumns: the columns of the unique constraint that decides a conflict.
     ///   - updating: the columns a conflicting row takes from the new one.
+    ///   - condition: when given, a conflicting row is updated only where it holds (the
+    ///     `WHERE` of `DO UPDATE`, which may compare `table`'s columns with ``SQLExpression/excluded(_:)``).
     ///   - count: the number of rows.
     ///   - row: fills its second argument with the values of row `index` in `columns` order.
     public func upsertByCopyIfWorthwhile(
-        into table: String, columns: [String], conflictColumns: [String], updating: [String], count: Int,
+        into table: String, columns: [String], conflictColumns: [String], updating: [String],
+        where condition: SQLExpression? = nil, count: Int,
         row: (_ index: Int, _ values: inout [DatabaseValue]) throws -> Void
     ) throws -> Bool {
         guard count >= Self.copyThreshold, !columns.isEmpty, !conflictColumns.isEmpty, table != Self.stagingTableName,
@@ -131,7 +135,7 @@ extension Connection {
             } catch DatabaseError.constraintViolation(.unique, _) {
                 // A key is taken: the same rows again, as the upsert the caller asked for.
                 let upsert = updating.isEmpty ? plain.onConflictDoNothing(conflictColumns)
-                    : plain.onConflict(conflictColumns, doUpdate: updating.map { SQLAssignment($0, .excluded($0)) })
+                    : plain.onConflict(conflictColumns, doUpdate: updating.map { SQLAssignment($0, .excluded($0)) }, where: condition)
                 _ = try conn.execute(.insert(upsert))
             }
             // Dropped now rather than at COMMIT, so the next keyed batch of this transaction

@@ -58,7 +58,7 @@ public enum SQLStatement: Sendable, Hashable {
     /// an empty table with the source's column types and none of its constraints, gone at
     /// the end of the transaction (PostgreSQL), into which a keyed batch is loaded by COPY
     /// before one INSERT … SELECT moves it (see
-    /// ``Connection/upsertByCopyIfWorthwhile(into:columns:conflictColumns:updating:count:row:)``).
+    /// ``Connection/upsertByCopyIfWorthwhile(into:columns:conflictColumns:updating:where:count:row:)``).
     indirect case createStagingTable(SQLStagingTable)
 }
 

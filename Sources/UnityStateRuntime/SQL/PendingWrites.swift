@@ -143,25 +143,25 @@ final class PendingWrites {
         return grouped
     }
 
-    /// The work to send: per statement text, its binding sets, in order (statuses, values, then
-    /// the history). Every text comes from `templates`, rendered by the dialect from the AST.
-    func plan(templates: PendingWriteTemplates, history keepsHistory: Bool) throws -> [(sql: String, bindingSets: [[SQLValue]])] {
-        var plan: [(sql: String, bindingSets: [[SQLValue]])] = []
+    /// The work to send, in order (statuses, values, then the history): per table, its rows
+    /// sorted by key, as statements bound to texts from `templates` (rendered by the dialect
+    /// from the AST), or as one load when the rows are many and the dialect has COPY.
+    func plan(templates: PendingWriteTemplates, history keepsHistory: Bool) throws -> [PendingWriteStep] {
+        var plan: [PendingWriteStep] = []
         func add(_ flat: [SQLValue], table: PendingWriteTemplates.Table, width: Int) throws {
             let rows = flat.count / width
             guard rows > 0 else { return }
-            let perChunk = templates.rowsPerStatement(width: width)
-            var start = 0
-            while start < rows {
-                let count = min(perChunk, rows - start)
-                let sql = try templates.sql(table, rows: count)
-                let set = Array(flat[start * width..<(start + count) * width])
-                if let last = plan.last, last.sql == sql {
-                    plan[plan.count - 1].bindingSets.append(set)
+            if rows >= Connection.copyThreshold, templates.dialect.supportsCopy {
+                plan.append(.load(PendingLoad(table: table, rows: flat, width: width)))
+                return
+            }
+            for (sql, sets) in try templates.statements(table, rows: flat, width: width) {
+                if case .statements(let lastSQL, var lastSets) = plan.last, lastSQL == sql {
+                    lastSets.append(contentsOf: sets)
+                    plan[plan.count - 1] = .statements(sql: sql, bindingSets: lastSets)
                 } else {
-                    plan.append((sql, [set]))
+                    plan.append(.statements(sql: sql, bindingSets: sets))
                 }
-                start += count
             }
         }
         func ordered(_ flat: [SQLValue], width: Int, keys: [(key: Key, row: Int)]) -> [SQLValue] {
@@ -177,6 +177,62 @@ final class PendingWrites {
                     table: .history, width: Self.valueWidth)
         }
         return plan
+    }
+}
+
+/// One step of writing ``PendingWrites``.
+enum PendingWriteStep {
+    /// A statement text and its binding sets, one statement each.
+    case statements(sql: String, bindingSets: [[SQLValue]])
+    /// Many rows of one table, loaded by COPY (see ``PendingLoad``).
+    case load(PendingLoad)
+
+    /// Runs `plan` on `conn`, in its open transaction.
+    static func run(_ plan: [PendingWriteStep], templates: PendingWriteTemplates, on conn: Connection) throws {
+        for step in plan {
+            switch step {
+            case .statements(let sql, let bindingSets):
+                try conn.executeBatch(sql, bindingSets: bindingSets)
+            case .load(let load):
+                try load.run(templates: templates, on: conn)
+            }
+        }
+    }
+}
+
+/// Many rows of one table, written by COPY on a connection that has it: the history (plain
+/// inserts) straight into its table, the statuses and values (upserts that keep a newer
+/// stored row) through a staging table (`Connection.upsertByCopyIfWorthwhile`). Elsewhere the
+/// same rows go as the statements a small flush sends.
+struct PendingLoad {
+    let table: PendingWriteTemplates.Table
+    /// The rows, flat: a row every `width` values.
+    let rows: [SQLValue]
+    let width: Int
+
+    func run(templates: PendingWriteTemplates, on conn: Connection) throws {
+        let count = rows.count / width
+        let columns = PendingWriteTemplates.columns(table)
+        let name = PendingWriteTemplates.tableName(table)
+        let rows = self.rows, width = self.width
+        func row(_ index: Int, _ values: inout [SQLValue]) {
+            values.removeAll(keepingCapacity: true)
+            values.append(contentsOf: rows[index * width..<(index + 1) * width])
+        }
+        let loaded: Bool
+        switch table {
+        case .history:
+            loaded = try conn.insertByCopyIfWorthwhile(into: name, columns: columns, count: count, row: row) != nil
+        case .instances, .values:
+            loaded = try conn.upsertByCopyIfWorthwhile(
+                into: name, columns: columns, conflictColumns: PendingWriteTemplates.conflictColumns(table),
+                updating: PendingWriteTemplates.updatedColumns(table), where: PendingWriteTemplates.newer(name),
+                count: count, row: row)
+        }
+        if loaded { return }
+        for (sql, bindingSets) in try templates.statements(table, rows: rows, width: width) {
+            try conn.executeBatch(sql, bindingSets: bindingSets)
+        }
     }
 }
 
@@ -212,6 +268,27 @@ final class PendingWriteTemplates: @unchecked Sendable {
         max(1, min(500, dialect.maxBindParameters / max(1, width)))
     }
 
+    /// `flat`'s rows (a row every `width` values) as statement texts for `table` and their
+    /// binding sets, in chunks of ``rowsPerStatement(width:)`` rows.
+    func statements(_ table: Table, rows flat: [SQLValue], width: Int) throws -> [(sql: String, bindingSets: [[SQLValue]])] {
+        var out: [(sql: String, bindingSets: [[SQLValue]])] = []
+        let rows = flat.count / width
+        let perChunk = rowsPerStatement(width: width)
+        var start = 0
+        while start < rows {
+            let count = min(perChunk, rows - start)
+            let sql = try self.sql(table, rows: count)
+            let set = Array(flat[start * width..<(start + count) * width])
+            if let last = out.last, last.sql == sql {
+                out[out.count - 1].bindingSets.append(set)
+            } else {
+                out.append((sql, [set]))
+            }
+            start += count
+        }
+        return out
+    }
+
     /// The text for `rows` rows into `table`.
     func sql(_ table: Table, rows: Int) throws -> String {
         let key = Key(table: table, rows: rows)
@@ -234,25 +311,49 @@ final class PendingWriteTemplates: @unchecked Sendable {
         return rendered.sql
     }
 
-    private static func statement(_ table: Table, rows: Int) -> SQLStatement {
-        let instanceColumns = ["model", "instance", "status", "written_at"]
-        let valueColumns = ["model", "instance", "property"] + SQLDatabase.valueColumnNames
-        func newer(_ name: String) -> SQLExpression {
-            .binary(.column(table: name, name: "written_at"), .lessOrEqual, .excluded("written_at"))
-        }
+    /// The columns a row of `table` supplies, in order.
+    static func columns(_ table: Table) -> [String] {
         switch table {
-        case .instances:
-            return .insert(SQLInsert(into: SQLDatabase.instancesTable, columns: instanceColumns, placeholderRows: rows)
-                .onConflict(["model", "instance"], doUpdate: [SQLAssignment("status", .excluded("status")),
-                                                              SQLAssignment("written_at", .excluded("written_at"))],
-                            where: newer(SQLDatabase.instancesTable)))
-        case .values:
-            return .insert(SQLInsert(into: SQLDatabase.valuesTable, columns: valueColumns, placeholderRows: rows)
-                .onConflict(["model", "instance", "property"],
-                            doUpdate: SQLDatabase.valueColumnNames.map { SQLAssignment($0, .excluded($0)) },
-                            where: newer(SQLDatabase.valuesTable)))
-        case .history:
-            return .insert(SQLInsert(into: SQLDatabase.historyTable, columns: valueColumns, placeholderRows: rows))
+        case .instances: ["model", "instance", "status", "written_at"]
+        case .values, .history: ["model", "instance", "property"] + SQLDatabase.valueColumnNames
         }
+    }
+
+    static func tableName(_ table: Table) -> String {
+        switch table {
+        case .instances: SQLDatabase.instancesTable
+        case .values: SQLDatabase.valuesTable
+        case .history: SQLDatabase.historyTable
+        }
+    }
+
+    /// The key of an upserted table's rows (empty for the history, which is only inserted).
+    static func conflictColumns(_ table: Table) -> [String] {
+        switch table {
+        case .instances: ["model", "instance"]
+        case .values: ["model", "instance", "property"]
+        case .history: []
+        }
+    }
+
+    /// The columns a stored row takes from a newer write of its key.
+    static func updatedColumns(_ table: Table) -> [String] {
+        switch table {
+        case .instances: ["status", "written_at"]
+        case .values: SQLDatabase.valueColumnNames
+        case .history: []
+        }
+    }
+
+    /// The upserts' condition: the stored row is not newer than the one written.
+    static func newer(_ name: String) -> SQLExpression {
+        .binary(.column(table: name, name: "written_at"), .lessOrEqual, .excluded("written_at"))
+    }
+
+    private static func statement(_ table: Table, rows: Int) -> SQLStatement {
+        let insert = SQLInsert(into: tableName(table), columns: columns(table), placeholderRows: rows)
+        guard table != .history else { return .insert(insert) }
+        return .insert(insert.onConflict(conflictColumns(table), doUpdate: updatedColumns(table).map { SQLAssignment($0, .excluded($0)) },
+                                         where: newer(tableName(table))))
     }
 }

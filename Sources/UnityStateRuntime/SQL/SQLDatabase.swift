@@ -408,13 +408,11 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
             rows.addValue(path, columns: try codec.encode(value), when: when, history: keepsHistory, isStatus: status != nil)
             if buffer != nil { return }
             let plan = try rows.plan(templates: templates, history: keepsHistory)
-            if plan.count == 1, plan[0].bindingSets.count == 1 {
+            if plan.count == 1, case .statements(let sql, let bindingSets) = plan[0], bindingSets.count == 1 {
                 // One statement: atomic by itself.
-                _ = try database.withConnection(role: .writer) { try $0.execute(RenderedSQL(sql: plan[0].sql, bindings: plan[0].bindingSets[0])) }
+                _ = try database.withConnection(role: .writer) { try $0.execute(RenderedSQL(sql: sql, bindings: bindingSets[0])) }
             } else {
-                _ = try database.write { conn in
-                    for step in plan { try conn.executeBatch(step.sql, bindingSets: step.bindingSets) }
-                }
+                try database.write { try PendingWriteStep.run(plan, templates: templates, on: $0) }
             }
         } catch {
             recordFailure(error, path: path)
@@ -451,9 +449,7 @@ public class SQLDatabase: TimestampedDatabase, @unchecked Sendable {
         guard let buffer = currentBuffer(), !buffer.isEmpty else { return }
         let plan = try buffer.plan(templates: templates, history: keepsHistory)
         buffer.removeAll()
-        _ = try database.withConnection(role: .writer) { conn in
-            for step in plan { try conn.executeBatch(step.sql, bindingSets: step.bindingSets) }
-        }
+        try database.withConnection(role: .writer) { try PendingWriteStep.run(plan, templates: templates, on: $0) }
     }
 
     /// Flushes before a read inside a transaction; a failure is recorded (the transaction
