@@ -68,7 +68,10 @@ struct CorePoolStressTests {
 
     @Test(arguments: Backend.allCases)
     func aTaskCancelledWhileWaitingForAConnectionWakesWithCancelled(_ backend: Backend) async throws {
-        try await withTestDatabase(backend, readers: 1, connections: 1, configuration: DatabaseConfiguration(checkoutTimeout: 20)) { (db: Database) async throws in
+        // The holder's wait and the checkout timeout are long (minutes, not seconds): the whole
+        // suite runs at once on a 2-core machine, where this test's body can be held up for
+        // half a minute, and a holder that let go early would let the writes commit.
+        try await withTestDatabase(backend, readers: 1, connections: 1, configuration: DatabaseConfiguration(checkoutTimeout: 120)) { (db: Database) async throws in
             try makeTable(db)
             // A thread holds the only writer until told to let go.
             let holding = DispatchSemaphore(value: 0)
@@ -78,7 +81,7 @@ struct CorePoolStressTests {
                 let r = Result {
                     try db.write { _ in
                         holding.signal()
-                        _ = release.wait(timeout: .now() + 30)
+                        _ = release.wait(timeout: .now() + 300)
                     }
                 }
                 holder.mutate { $0 = r }
@@ -102,7 +105,7 @@ struct CorePoolStressTests {
                 }
             }
             // Released only now: a waiter that ignored its cancel would still be waiting
-            // (and time out after 20 s with .poolTimeout).
+            // (and time out after 120 s with .poolTimeout).
             release.signal()
             #expect(outcomes == ["cancelled", "cancelled", "cancelled"])
             while holder.value == nil { try await Task.sleep(nanoseconds: 10_000_000) }
@@ -114,14 +117,15 @@ struct CorePoolStressTests {
     /// SQLite only: its reads and writes have pools of their own, and an async read must not
     /// wait behind async writes that wait for the one writer.
     @Test func anAsyncReadDoesNotQueueBehindAsyncWritesOnSQLite() async throws {
-        try await withTestDatabase(.sqlite, readers: 2, configuration: DatabaseConfiguration(checkoutTimeout: 20)) { (db: Database) async throws in
+        // Long waits, as in the test above: the writer must still be held when the read runs.
+        try await withTestDatabase(.sqlite, readers: 2, configuration: DatabaseConfiguration(checkoutTimeout: 120)) { (db: Database) async throws in
             try makeTable(db)
             let holding = DispatchSemaphore(value: 0)
             let release = DispatchSemaphore(value: 0)
             Thread.detachNewThread {
                 _ = try? db.write { _ in
                     holding.signal()
-                    _ = release.wait(timeout: .now() + 30)
+                    _ = release.wait(timeout: .now() + 300)
                 }
             }
             #expect(holding.wait(timeout: .now() + 10) == .success)
