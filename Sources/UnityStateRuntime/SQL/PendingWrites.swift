@@ -155,13 +155,9 @@ final class PendingWrites {
                 plan.append(.load(PendingLoad(table: table, rows: flat, width: width)))
                 return
             }
+            // Each table has texts of its own, so nothing merges with the previous table's.
             for (sql, sets) in try templates.statements(table, rows: flat, width: width) {
-                if case .statements(let lastSQL, var lastSets) = plan.last, lastSQL == sql {
-                    lastSets.append(contentsOf: sets)
-                    plan[plan.count - 1] = .statements(sql: sql, bindingSets: lastSets)
-                } else {
-                    plan.append(.statements(sql: sql, bindingSets: sets))
-                }
+                plan.append(.statements(sql: sql, bindingSets: sets))
             }
         }
         func ordered(_ flat: [SQLValue], width: Int, keys: [(key: Key, row: Int)]) -> [SQLValue] {
@@ -214,7 +210,6 @@ struct PendingLoad {
         let count = rows.count / width
         let columns = PendingWriteTemplates.columns(table)
         let name = PendingWriteTemplates.tableName(table)
-        let rows = self.rows, width = self.width
         func row(_ index: Int, _ values: inout [SQLValue]) {
             values.removeAll(keepingCapacity: true)
             values.append(contentsOf: rows[index * width..<(index + 1) * width])
