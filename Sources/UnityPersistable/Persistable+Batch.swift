@@ -39,12 +39,7 @@ extension Persistable {
         let db = try DefaultDatabase.resolve(database)
         return try db.write { conn in
             var inserter = BatchInsert<Self>(conn, count: records.count, includeId: true)
-            var previous: [String]?
-            for index in records.indices {
-                let write = PlannedWrite(records[index], columnsOfPrevious: previous)
-                previous = write.columns
-                try inserter.add(write, at: index)
-            }
+            try inserter.insertEvery(records)
             return try inserter.finish()
         }
     }
@@ -232,6 +227,64 @@ struct BatchInsert<Record: Persistable> {
         let group = self.group(of: write)
         groups[group].pending.append((index, write))
         if !accumulates, groups[group].pending.count >= groups[group].rowLimit { try flush(group) }
+    }
+
+    /// Plans the insert of every record (``insertAll(_:_:)``). On a backend with COPY, when
+    /// the batch is large enough and its first record names its id, the records of that
+    /// record's shape go through one COPY that plans them while it sends them: the planning
+    /// and the copies overlap the server's work instead of coming before it. Records of other
+    /// shapes wait in their groups for ``finish()``.
+    ///
+    /// (Records whose ids the database assigns are not streamed: their ids are allocated
+    /// before a COPY starts, and how many records share the first one's shape is known only
+    /// once every record is planned; allocating for all of them would skip sequence values.)
+    @inlinable
+    mutating func insertEvery(_ records: [Record]) throws {
+        var position = records.startIndex
+        var previous: [String]?
+        if accumulates, position < records.endIndex {
+            let first = PlannedWrite(records[position], columnsOfPrevious: nil)
+            let firstIndex = position
+            previous = first.columns
+            position += 1
+            let group = self.group(of: first)
+            var written: Int?
+            if groups[group].namesIds, !groups[group].columns.isEmpty {
+                let conn = self.conn
+                var firstPending = true
+                written = try conn.insertByCopyIfWorthwhile(
+                    into: Record.tableName, columns: groups[group].columns, expectedRows: records.count
+                ) { values in
+                    values.removeAll(keepingCapacity: true)
+                    if firstPending {
+                        firstPending = false
+                        first.appendInsertValues(to: &values, includeId: true)
+                        try copies.add(first, at: firstIndex)
+                        return true
+                    }
+                    while position < records.endIndex {
+                        let index = position
+                        position += 1
+                        let write = PlannedWrite(records[index], columnsOfPrevious: previous)
+                        previous = write.columns
+                        if sameShape(first, write) {
+                            write.appendInsertValues(to: &values, includeId: true)
+                            try copies.add(write, at: index)
+                            return true
+                        }
+                        try add(write, at: index)
+                    }
+                    return false
+                }
+            }
+            if written == nil { try add(first, at: firstIndex) }
+        }
+        while position < records.endIndex {
+            let write = PlannedWrite(records[position], columnsOfPrevious: previous)
+            previous = write.columns
+            try add(write, at: position)
+            position += 1
+        }
     }
 
     /// Writes what is pending and returns every copy.

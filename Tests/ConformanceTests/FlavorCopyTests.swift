@@ -66,6 +66,39 @@ struct FlavorCopyTests {
         }
     }
 
+    /// Persistable: a batch of records that name their ids, in three shapes (a nil quantity
+    /// leaves the column to its default, a nil note is NULL either way), the first record's
+    /// shape the most common one but not the only one at the start: every row is stored with
+    /// its own values, the copies come back in the order given, and the next generated id
+    /// follows the highest given one.
+    @Test(arguments: Backend.allCases)
+    func persistableInsertAllOfKeyedRecordsInSeveralShapes(_ backend: Backend) throws {
+        typealias Order = PersistableFixtures.Order
+        func order(_ index: Int) throws -> Order {
+            var data: [String: DatabaseValue] = ["id": .integer(Int64(5_000 + index)), "hat_id": .integer(Int64(index)),
+                                                 "customer_id": .integer(Int64(index % 7))]
+            if index % 3 != 1 { data["quantity"] = .integer(Int64(10 + index)) }
+            if index % 4 != 2 { data["note"] = .text("n\(index)") }
+            return try Order(databaseRow: DatabaseRow(data: data))
+        }
+        try PersistableFixtures.withWorld(backend) { db in
+            let orders = try (0..<Self.size).map(order)
+            let copies = try Order.insertAll(orders, db)
+            #expect(copies.map(\.id) == (0..<Self.size).map { 5_000 + $0 })
+            #expect(copies.map(\.hatId) == Array(0..<Self.size))
+            #expect(copies[1].quantity == nil && copies[2].note == nil && copies[3].quantity == 13 && copies[3].note == "n3")
+            let stored = try Query<Order>().order("id", .orderedAscending).allOrThrow(db)
+            #expect(stored.count == Self.size)
+            #expect(stored.map(\.hatId) == Array(0..<Self.size))
+            // The quantity left out took the column's default; the others are as given.
+            #expect(stored.map(\.quantity) == (0..<Self.size).map { $0 % 3 == 1 ? 1 : 10 + $0 })
+            #expect(stored.map(\.note) == (0..<Self.size).map { $0 % 4 == 2 ? nil : "n\($0)" })
+            #expect(stored.map(\.customerId) == (0..<Self.size).map { $0 % 7 })
+            let after = try Order.insertAll([Order(hatId: -1, customerId: nil)], db)
+            #expect(after.first?.id == 5_000 + Self.size)
+        }
+    }
+
     /// ORM: a session batch of new objects gets its generated keys, in order.
     @Test(arguments: Backend.allCases)
     func ormBatchOfNewObjects(_ backend: Backend) throws {

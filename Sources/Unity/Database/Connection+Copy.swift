@@ -82,6 +82,31 @@ extension Connection {
         return result.generatedIds
     }
 
+    /// For the flavors' pure-insert batches whose rows are made while they are sent: inserts
+    /// the rows `nextRow` gives by COPY, in the open transaction, when this backend has COPY
+    /// and `expectedRows` (at most how many rows there will be) reaches ``copyThreshold``, and
+    /// returns the number of rows written; returns nil, having run nothing, otherwise (the
+    /// caller then runs its INSERTs).
+    ///
+    /// Each call of `nextRow` fills its argument with the next row's values in `columns` order
+    /// and returns true, or returns false at the end. Because the rows are made while the
+    /// server stores the ones before, the caller's work per row (planning a record, building
+    /// the copy it returns) overlaps the load instead of coming before it. No ids are
+    /// allocated: every row names its key, or its table's defaults supply it.
+    public func insertByCopyIfWorthwhile(
+        into table: String, columns: [String], expectedRows: Int,
+        nextRow: (_ values: inout [DatabaseValue]) throws -> Bool
+    ) throws -> Int? {
+        guard expectedRows >= Self.copyThreshold, !columns.isEmpty,
+              dialect.supportsCopy, driverConnection.supportsCopy else { return nil }
+        if driverConnection.transactionStatus == .idle {
+            return try transaction(.immediate) { conn in
+                try conn.insertByCopyIfWorthwhile(into: table, columns: columns, expectedRows: expectedRows, nextRow: nextRow)
+            }
+        }
+        return try copyRows(into: table, columns: columns, generatedIdColumn: nil, rowCount: nil, nextRow: nextRow).rowCount
+    }
+
     /// For the flavors' keyed batches (rows that name their keys and replace the stored row
     /// when the key exists): writes `count` rows into `table` through a staging table when
     /// this backend has COPY and `count` reaches ``copyThreshold``, and returns true; returns
