@@ -31,13 +31,26 @@ public struct RowEncoder: Sendable {
     /// The column names of `value` and, in a second array, their values: what a statement
     /// takes, with no array of pairs to take apart.
     func encodeColumns<T: Encodable>(_ value: T) throws -> (names: [String], values: [DatabaseValue]) {
-        let encoder = _RowEncoder(skipped: skipped)
+        let columns = try encodeColumns(value, expecting: nil)
+        return (columns.names, columns.values)
+    }
+
+    /// The columns of `value`, encoded against `expected`, the names another value of its type
+    /// encoded: while the columns come in that order no list of names is built, and when they
+    /// all do, `names` is `expected` itself (the same storage) and `asExpected` is true.
+    func encodeColumns<T: Encodable>(_ value: T, expecting expected: [String]?)
+    throws -> (names: [String], values: [DatabaseValue], asExpected: Bool) {
+        let encoder = _RowEncoder(skipped: skipped, expecting: expected ?? [])
         do {
             try value.encode(to: encoder)
         } catch let error as EncodingError {
             throw DatabaseError.misuse("could not encode \(T.self) as a row: \(error)")
         }
-        return (encoder.columns.names, encoder.columns.values)
+        if !encoder.diverged {
+            if let expected, encoder.matched == expected.count { return (expected, encoder.columns.values, true) }
+            return (Array(encoder.expected[..<encoder.matched]), encoder.columns.values, false)
+        }
+        return (encoder.columns.names, encoder.columns.values, false)
     }
 }
 
@@ -57,10 +70,12 @@ struct EncodedColumns {
     static let scanLimit = 16
 
     /// Whether two names have the same bytes. Most pairs of names differ in length, which
-    /// settles them without looking at a byte (and without `String`'s Unicode comparison).
+    /// settles them without looking at a byte (and without `String`'s Unicode comparison);
+    /// names of one length are compared with `memcmp` (walking two `UTF8View`s element by
+    /// element cost more than the rest of a column's encoding).
     @inline(__always)
     static func sameName(_ a: String, _ b: String) -> Bool {
-        a.utf8.count == b.utf8.count && a.utf8.elementsEqual(b.utf8)
+        a.utf8.count == b.utf8.count && SQLTextKey.sameBytes(a, b)
     }
 
     /// Sets `column` (the last write of a column wins, in the place of its first write).
@@ -113,16 +128,26 @@ struct SkippedKeys: Sendable {
 }
 
 final class _RowEncoder: Encoder {
-    /// The columns written so far.
+    /// The columns written so far. While the columns written match `expected`, only their
+    /// values are kept here (`names` stays empty).
     var columns = EncodedColumns()
     let skipped: SkippedKeys
+    /// The names another value of the type encoded, in order (empty when unknown); they hold
+    /// no name twice.
+    let expected: [String]
+    /// How many columns, from the first, were written as `expected` names them.
+    var matched = 0
+    /// True once a column differed from `expected`: `columns.names` then lists every name.
+    var diverged = false
     var codingPath: [any CodingKey] { [] }
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-    init(skipped: SkippedKeys) {
+    init(skipped: SkippedKeys, expecting expected: [String] = []) {
         self.skipped = skipped
-        columns.names.reserveCapacity(8)
-        columns.values.reserveCapacity(8)
+        self.expected = expected
+        diverged = expected.isEmpty
+        if diverged { columns.names.reserveCapacity(8) }
+        columns.values.reserveCapacity(expected.isEmpty ? 8 : expected.count)
     }
 
     @inline(__always)
@@ -133,6 +158,17 @@ final class _RowEncoder: Encoder {
     /// Sets `column` (the last write of a column wins, in the place of its first write).
     @inline(__always)
     func set(_ column: String, _ value: DatabaseValue) {
+        if !diverged {
+            // The next expected name: no earlier column can be this one (`expected` holds no
+            // name twice), so there is nothing to search.
+            if matched < expected.count, EncodedColumns.sameName(expected[matched], column) {
+                columns.values.append(value)
+                matched += 1
+                return
+            }
+            diverged = true
+            columns.names = Array(expected[..<matched])
+        }
         columns.set(column, value)
     }
 

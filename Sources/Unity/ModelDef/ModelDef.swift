@@ -313,6 +313,7 @@ extension ModelDef {
     /// whole batch back.
     public func createSaveStatement() throws -> ModelStatement {
         let plan = try makeSavePlan()
+        if plan.before.isEmpty { return ModelStatement(steps: [.insert(plan.batchable)]) }
         var steps = plan.before.map { ModelStatement.Step.statement($0) }
         steps.append(.insert(plan.batchable))
         return ModelStatement(steps: steps)
