@@ -231,6 +231,21 @@ extension PostgresConnection {
     static let allocateIdsSQL =
         "SELECT nextval(pg_get_serial_sequence($1, $2)) FROM generate_series(1, CAST($3 AS bigint)) ORDER BY 1"
 
+    func allocateSequenceValues(table: String, column: String, count: Int) throws -> [Int64]? {
+        guard count > 0 else { return [] }
+        var values: [Int64] = []
+        values.reserveCapacity(count)
+        var withoutSequence = false
+        try execute(Self.allocateIdsSQL, bindings: [.text(Self.quoteIdentifier(table)), .text(column), .integer(Int64(count))]) { row in
+            guard !withoutSequence, !row[0].isNull else {
+                withoutSequence = true
+                return
+            }
+            values.append(try row.decode(Int64.self, at: 0))
+        }
+        return withoutSequence || values.count != count ? nil : values
+    }
+
     func copyIn(_ request: CopyInRequest, nextRow: (inout [DatabaseValue]) throws -> Bool) throws -> CopyInResult {
         let conn = try readyHandle()
         try flushPendingBegin(conn)

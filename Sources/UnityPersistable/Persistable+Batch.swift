@@ -39,7 +39,7 @@ extension Persistable {
         let db = try DefaultDatabase.resolve(database)
         return try db.write { conn in
             var inserter = BatchInsert<Self>(conn, count: records.count, includeId: true)
-            try inserter.insertEvery(records)
+            try inserter.insertEvery(records, allocatedIds: try allocateIds(records, conn))
             return try inserter.finish()
         }
     }
@@ -56,6 +56,18 @@ extension Persistable {
             statements.append(.delete(SQLDelete(from: tableName, where: .column("id").equals(.bind(.integer(Int64(id)))))))
         }
         return try db.write { try $0.executeBatch(statements) }
+    }
+
+    /// The ids of the records without one, taken from the table's sequence before a batch
+    /// large enough for COPY (PostgreSQL), in the records' order; nil otherwise (the INSERTs
+    /// then take them). With their ids known, the records can be streamed as records that carry
+    /// their own are (see `BatchInsert.insertEvery`).
+    @inlinable
+    static func allocateIds(_ records: [Self], _ conn: Connection) throws -> [Int64]? {
+        guard records.count >= Connection.copyThreshold, conn.dialect.supportsCopy else { return nil }
+        var newRecords = 0
+        for record in records where record.id == nil { newRecords += 1 }
+        return try conn.allocateSequenceValues(table: tableName, column: "id", count: newRecords)
     }
 
     /// Runs the updates as one batch; throws when a row is gone.
@@ -229,23 +241,32 @@ struct BatchInsert<Record: Persistable> {
         if !accumulates, groups[group].pending.count >= groups[group].rowLimit { try flush(group) }
     }
 
-    /// Plans the insert of every record (``insertAll(_:_:)``). On a backend with COPY, when
-    /// the batch is large enough and its first record names its id, the records of that
-    /// record's shape go through one COPY that plans them while it sends them: the planning
-    /// and the copies overlap the server's work instead of coming before it. Records of other
-    /// shapes wait in their groups for ``finish()``.
+    /// Plans the insert of every record (``insertAll(_:_:)``), giving the records without an
+    /// id the `allocatedIds` in order (when the ids were taken before the batch).
     ///
-    /// (Records whose ids the database assigns are not streamed: their ids are allocated
-    /// before a COPY starts, and how many records share the first one's shape is known only
-    /// once every record is planned; allocating for all of them would skip sequence values.)
+    /// On a backend with COPY, when the batch is large enough and its first record has its id
+    /// (its own or an allocated one), the records of that record's shape go through one COPY
+    /// that plans them while it sends them: the planning and the copies overlap the server's
+    /// work instead of coming before it. Records of other shapes wait in their groups for
+    /// ``finish()``, and take the allocated ids of their places, so no value of the sequence
+    /// is skipped.
     @inlinable
-    mutating func insertEvery(_ records: [Record]) throws {
+    mutating func insertEvery(_ records: [Record], allocatedIds: [Int64]? = nil) throws {
         var position = records.startIndex
         var previous: [String]?
+        var nextId = 0
+        func plan(_ index: Int) -> PlannedWrite {
+            var write = PlannedWrite(records[index], columnsOfPrevious: previous)
+            previous = write.columns
+            if write.id == nil, let allocatedIds, nextId < allocatedIds.count {
+                write.id = Int(allocatedIds[nextId])
+                nextId += 1
+            }
+            return write
+        }
         if accumulates, position < records.endIndex {
-            let first = PlannedWrite(records[position], columnsOfPrevious: nil)
+            let first = plan(position)
             let firstIndex = position
-            previous = first.columns
             position += 1
             let group = self.group(of: first)
             var written: Int?
@@ -265,8 +286,7 @@ struct BatchInsert<Record: Persistable> {
                     while position < records.endIndex {
                         let index = position
                         position += 1
-                        let write = PlannedWrite(records[index], columnsOfPrevious: previous)
-                        previous = write.columns
+                        let write = plan(index)
                         if sameShape(first, write) {
                             write.appendInsertValues(to: &values, includeId: true)
                             try copies.add(write, at: index)
@@ -280,9 +300,7 @@ struct BatchInsert<Record: Persistable> {
             if written == nil { try add(first, at: firstIndex) }
         }
         while position < records.endIndex {
-            let write = PlannedWrite(records[position], columnsOfPrevious: previous)
-            previous = write.columns
-            try add(write, at: position)
+            try add(plan(position), at: position)
             position += 1
         }
     }

@@ -320,6 +320,60 @@ struct CoreCopyTests {
         }
     }
 
+    /// Keys taken from the sequence before a load, then named by its rows, streamed: the values
+    /// an INSERT would have taken, nothing skipped, and nil where there is nothing to take them
+    /// from (SQLite, a column without a sequence, a batch too small for COPY).
+    @Test(arguments: Backend.allCases)
+    func allocatedKeysAreNamedByAStreamedLoad(_ backend: Backend) throws {
+        try withTestDatabase(backend) { db in
+            try db.write { conn in
+                try conn.execute(.createTable(SQLCreateTable("people", columns: [
+                    SQLColumnDefinition("id", .int64, primaryKey: .autoIncrement), SQLColumnDefinition("name", .text, notNull: true),
+                ])))
+                try conn.execute(.createTable(SQLCreateTable("plain", columns: [SQLColumnDefinition("n", .int64)])))
+                try conn.execute(sql: "INSERT INTO people (name) VALUES ('first')")
+            }
+            let written = try db.write { conn -> Int? in
+                guard let ids = try conn.allocateSequenceValues(table: "people", column: "id", count: 600) else {
+                    #expect(try conn.insertByCopyIfWorthwhile(into: "people", columns: ["id", "name"], expectedRows: 600) { _ in
+                        Issue.record("a backend without COPY made a row")
+                        return false
+                    } == nil)
+                    return nil
+                }
+                #expect(ids == (2...601).map { Int64($0) })
+                var next = 0
+                return try conn.insertByCopyIfWorthwhile(into: "people", columns: ["id", "name"], expectedRows: ids.count) { values in
+                    guard next < ids.count else { return false }
+                    values = [.integer(ids[next]), .text("p\(next)")]
+                    next += 1
+                    return true
+                }
+            }
+            guard backend == .postgres else {
+                #expect(written == nil)
+                #expect(try db.write { try $0.allocateSequenceValues(table: "people", column: "id", count: 600) } == nil)
+                return
+            }
+            #expect(written == 600)
+            let names = try db.read { try $0.fetchAll(sql: "SELECT id, name FROM people ORDER BY id") }
+            #expect(names.count == 601)
+            #expect(try names[1].decode(Int64.self, at: 0) == 2)
+            #expect(try names[1].decode(String.self, at: 1) == "p0")
+            #expect(try names[600].decode(Int64.self, at: 0) == 601)
+            #expect(try names[600].decode(String.self, at: 1) == "p599")
+            let after = try db.write { try $0.fetchValue(Int64.self, sql: "INSERT INTO people (name) VALUES ('after') RETURNING id") }
+            #expect(after == 602)
+            let (small, withoutSequence) = try db.write { conn in
+                (try conn.allocateSequenceValues(table: "people", column: "id", count: Connection.copyThreshold - 1),
+                 try conn.allocateSequenceValues(table: "plain", column: "n", count: 600))
+            }
+            #expect(small == nil && withoutSequence == nil)
+            // Nothing was taken by the calls that returned nil.
+            #expect(try db.write { try $0.fetchValue(Int64.self, sql: "INSERT INTO people (name) VALUES ('last') RETURNING id") } == 603)
+        }
+    }
+
     /// Ids the caller gives to an identity column move its sequence past them, as an INSERT's do.
     @Test(arguments: Backend.allCases)
     func explicitIdsKeepTheSequenceAhead(_ backend: Backend) throws {

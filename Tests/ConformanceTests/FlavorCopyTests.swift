@@ -99,6 +99,50 @@ struct FlavorCopyTests {
         }
     }
 
+    /// Persistable: a batch of new records in three shapes, with two records that name their
+    /// (negative) ids among them: every record gets an id of its own (on PostgreSQL, the sequence's next
+    /// values in the records' order), its row holds its own values, and the sequence skips
+    /// nothing: the next generated id follows the batch's.
+    @Test(arguments: Backend.allCases)
+    func persistableInsertAllOfNewRecordsInSeveralShapes(_ backend: Backend) throws {
+        typealias Order = PersistableFixtures.Order
+        try PersistableFixtures.withWorld(backend) { db in
+            let first = try Order.insertAll([Order(hatId: -1, customerId: nil, quantity: 1)], db)
+            let firstId = try #require(first.first?.id)
+            let keyed = Set([5, 700])
+            let orders = try (0..<Self.size).map { index -> Order in
+                var data: [String: DatabaseValue] = ["hat_id": .integer(Int64(index)), "customer_id": .integer(Int64(index % 7))]
+                if keyed.contains(index) { data["id"] = .integer(Int64(-index)) }
+                if index % 3 != 1 { data["quantity"] = .integer(Int64(10 + index)) }
+                if index % 4 != 2 { data["note"] = .text("n\(index)") }
+                return try Order(databaseRow: DatabaseRow(data: data))
+            }
+            let copies = try Order.insertAll(orders, db)
+            #expect(copies.map(\.hatId) == Array(0..<Self.size))
+            #expect(copies[5].id == -5 && copies[700].id == -700)
+            let generated = copies.indices.filter { !keyed.contains($0) }.compactMap { copies[$0].id }
+            #expect(generated.count == Self.size - 2)
+            #expect(Set(generated) == Set((1...(Self.size - 2)).map { firstId + $0 }))
+            if backend == .postgres {
+                // Taken before the load, in the records' order.
+                #expect(generated == (1...(Self.size - 2)).map { firstId + $0 })
+            }
+            let stored = try Query<Order>().order("id", .orderedAscending).allOrThrow(db)
+            #expect(stored.count == Self.size + 1)
+            let byId = Dictionary(uniqueKeysWithValues: stored.compactMap { order in order.id.map { ($0, order) } })
+            for (index, copy) in copies.enumerated() {
+                let row = try #require(copy.id.flatMap { byId[$0] })
+                #expect(row.hatId == index && row.customerId == index % 7)
+                #expect(row.quantity == (index % 3 == 1 ? 1 : 10 + index))
+                #expect(row.note == (index % 4 == 2 ? nil : "n\(index)"))
+            }
+            // Nothing skipped on the sequence: the next id follows the batch's generated ones
+            // (the given ids are below them).
+            let after = try Order.insertAll([Order(hatId: -2, customerId: nil)], db)
+            #expect(after.first?.id == firstId + Self.size - 1)
+        }
+    }
+
     /// ORM: a session batch of new objects gets its generated keys, in order.
     @Test(arguments: Backend.allCases)
     func ormBatchOfNewObjects(_ backend: Backend) throws {

@@ -209,6 +209,12 @@ public protocol DriverConnection: AnyObject {
     /// ``DatabaseError/misuse(_:)``.
     func copyIn(_ request: CopyInRequest, nextRow: (inout [DatabaseValue]) throws -> Bool) throws -> CopyInResult
 
+    /// Takes `count` values from the sequence behind `column` of `table`, in the order taken,
+    /// as `count` generated-key INSERTs would; nil, having taken none, when the column takes
+    /// its values from no sequence. For a bulk load that names its rows' keys (see
+    /// ``Connection/allocateSequenceValues(table:column:count:)``). The default returns nil.
+    func allocateSequenceValues(table: String, column: String, count: Int) throws -> [Int64]?
+
     /// Streams the rows of `request.copySQL` (a `COPY (SELECT …) TO STDOUT (FORMAT binary)`)
     /// to `onRow`, decoded as `request.selectSQL`'s results would be, and returns how many
     /// there were; nil (having run nothing) when a result column has a type the driver cannot
@@ -362,6 +368,9 @@ extension DriverConnection {
 
     /// Nil: the engine has no COPY.
     public func copyOut(_ request: CopyOutRequest, onRow: (Row) throws -> Void) throws -> Int? { nil }
+
+    /// Nil: the engine's bulk loads take their keys from the INSERTs themselves.
+    public func allocateSequenceValues(table: String, column: String, count: Int) throws -> [Int64]? { nil }
 }
 
 /// A forward-only stream of rows from one statement.

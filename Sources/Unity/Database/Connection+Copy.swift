@@ -107,6 +107,25 @@ extension Connection {
         return try copyRows(into: table, columns: columns, generatedIdColumn: nil, rowCount: nil, nextRow: nextRow).rowCount
     }
 
+    /// Takes `count` values from the sequence behind `column` of `table` (an identity or
+    /// serial key), in the order taken: the keys `count` generated-key INSERTs would have
+    /// taken. Returns nil, having taken none, on a backend whose bulk loads take their keys
+    /// from the INSERTs themselves (SQLite), when `count` is below ``copyThreshold``, or when
+    /// the column has no sequence.
+    ///
+    /// A batch that allocates its keys first can name them in its rows, and so stream the rows
+    /// with ``insertByCopyIfWorthwhile(into:columns:expectedRows:nextRow:)`` while it makes
+    /// them, in any number of loads, without skipping a value of the sequence.
+    public func allocateSequenceValues(table: String, column: String, count: Int) throws -> [Int64]? {
+        guard count >= Self.copyThreshold, dialect.supportsCopy, driverConnection.supportsCopy else { return nil }
+        // What the log and the instrumentation show: the driver's statement binds these.
+        let sql = "SELECT nextval(pg_get_serial_sequence($1, $2)) FROM generate_series(1, $3) -- \(count) keys for \(dialect.quoteIdentifier(table)).\(dialect.quoteIdentifier(column))"
+        return try perform(sql) {
+            log(sql, [])
+            return try driverConnection.allocateSequenceValues(table: table, column: column, count: count)
+        }
+    }
+
     /// For the flavors' keyed batches (rows that name their keys and replace the stored row
     /// when the key exists): writes `count` rows into `table` through a staging table when
     /// this backend has COPY and `count` reaches ``copyThreshold``, and returns true; returns
