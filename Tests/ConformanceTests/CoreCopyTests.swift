@@ -283,17 +283,21 @@ struct CoreCopyTests {
         }
     }
 
+    /// `people` (a generated key and a name) with one row, id 1, so that the next generated
+    /// key is 2.
+    static func createPeopleWithOneRow(_ conn: Connection) throws {
+        try conn.execute(.createTable(SQLCreateTable("people", columns: [
+            SQLColumnDefinition("id", .int64, primaryKey: .autoIncrement), SQLColumnDefinition("name", .text, notNull: true),
+        ])))
+        try conn.execute(sql: "INSERT INTO people (name) VALUES ('first')")
+    }
+
     /// The flavors' path: ids allocated from the table's sequence in row order, returned, and
     /// the sequence left where a generated-id INSERT continues without a fix.
     @Test(arguments: Backend.allCases)
     func generatedIdsComeBackInRowOrder(_ backend: Backend) throws {
         try withTestDatabase(backend) { db in
-            try db.write { conn in
-                try conn.execute(.createTable(SQLCreateTable("people", columns: [
-                    SQLColumnDefinition("id", .int64, primaryKey: .autoIncrement), SQLColumnDefinition("name", .text, notNull: true),
-                ])))
-                try conn.execute(sql: "INSERT INTO people (name) VALUES ('first')")
-            }
+            try db.write { try Self.createPeopleWithOneRow($0) }
             let ids = try db.write { conn in
                 try conn.insertByCopyIfWorthwhile(into: "people", columns: ["name"], count: 1_500, generatedIdColumn: "id") { index, values in
                     values = [.text("p\(index)")]
@@ -327,11 +331,8 @@ struct CoreCopyTests {
     func allocatedKeysAreNamedByAStreamedLoad(_ backend: Backend) throws {
         try withTestDatabase(backend) { db in
             try db.write { conn in
-                try conn.execute(.createTable(SQLCreateTable("people", columns: [
-                    SQLColumnDefinition("id", .int64, primaryKey: .autoIncrement), SQLColumnDefinition("name", .text, notNull: true),
-                ])))
+                try Self.createPeopleWithOneRow(conn)
                 try conn.execute(.createTable(SQLCreateTable("plain", columns: [SQLColumnDefinition("n", .int64)])))
-                try conn.execute(sql: "INSERT INTO people (name) VALUES ('first')")
             }
             let written = try db.write { conn -> Int? in
                 guard let ids = try conn.allocateSequenceValues(table: "people", column: "id", count: 600) else {

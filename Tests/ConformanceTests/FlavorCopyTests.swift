@@ -33,14 +33,19 @@ struct FlavorCopyTests {
         }
     }
 
+    /// Inserts one order before a test's batch and returns its generated id.
+    static func insertFirstOrder(_ db: Database) throws -> Int {
+        let first = try PersistableFixtures.Order.insertAll([PersistableFixtures.Order(hatId: -1, customerId: nil, quantity: 1)], db)
+        return try #require(first.first?.id)
+    }
+
     /// Persistable: `insertAll` returns the database's ids in the order given; a taken id in
     /// the middle is the core's unique-constraint error, and nothing is kept.
     @Test(arguments: Backend.allCases)
     func persistableInsertAll(_ backend: Backend) throws {
         typealias Order = PersistableFixtures.Order
         try PersistableFixtures.withWorld(backend) { db in
-            let first = try Order.insertAll([Order(hatId: -1, customerId: nil, quantity: 1)], db)
-            let firstId = try #require(first.first?.id)
+            let firstId = try Self.insertFirstOrder(db)
             let orders = (0..<Self.size).map { Order(hatId: $0, customerId: $0 % 2 == 0 ? 7 : 8, quantity: 2, note: "n\($0)") }
             let copies = try Order.insertAll(orders, db)
             #expect(copies.map(\.id) == (1...Self.size).map { firstId + $0 })
@@ -107,8 +112,7 @@ struct FlavorCopyTests {
     func persistableInsertAllOfNewRecordsInSeveralShapes(_ backend: Backend) throws {
         typealias Order = PersistableFixtures.Order
         try PersistableFixtures.withWorld(backend) { db in
-            let first = try Order.insertAll([Order(hatId: -1, customerId: nil, quantity: 1)], db)
-            let firstId = try #require(first.first?.id)
+            let firstId = try Self.insertFirstOrder(db)
             let keyed = Set([5, 700])
             let orders = try (0..<Self.size).map { index -> Order in
                 var data: [String: DatabaseValue] = ["hat_id": .integer(Int64(index)), "customer_id": .integer(Int64(index % 7))]

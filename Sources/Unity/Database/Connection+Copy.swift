@@ -66,20 +66,21 @@ extension Connection {
     ) throws -> [Int64]? {
         guard count >= Self.copyThreshold, !columns.isEmpty || generatedIdColumn != nil,
               dialect.supportsCopy, driverConnection.supportsCopy else { return nil }
-        if driverConnection.transactionStatus == .idle {
-            return try transaction(.immediate) { conn in
-                try conn.insertByCopyIfWorthwhile(into: table, columns: columns, count: count,
-                                                  generatedIdColumn: generatedIdColumn, row: row)
-            }
+        return try inOpenTransactionOrOwn { conn in
+            var index = 0
+            return try conn.copyRows(into: table, columns: columns, generatedIdColumn: generatedIdColumn, rowCount: count) { values in
+                guard index < count else { return false }
+                try row(index, &values)
+                index += 1
+                return true
+            }.generatedIds
         }
-        var index = 0
-        let result = try copyRows(into: table, columns: columns, generatedIdColumn: generatedIdColumn, rowCount: count) { values in
-            guard index < count else { return false }
-            try row(index, &values)
-            index += 1
-            return true
-        }
-        return result.generatedIds
+    }
+
+    /// Runs `body` in the open transaction, or in one of its own when none is open: a
+    /// flavor's load is part of its batch's transaction, and all or nothing by itself.
+    private func inOpenTransactionOrOwn<R>(_ body: (Connection) throws -> R) throws -> R {
+        driverConnection.transactionStatus == .idle ? try transaction(.immediate, body) : try body(self)
     }
 
     /// For the flavors' pure-insert batches whose rows are made while they are sent: inserts
@@ -99,12 +100,9 @@ extension Connection {
     ) throws -> Int? {
         guard expectedRows >= Self.copyThreshold, !columns.isEmpty,
               dialect.supportsCopy, driverConnection.supportsCopy else { return nil }
-        if driverConnection.transactionStatus == .idle {
-            return try transaction(.immediate) { conn in
-                try conn.insertByCopyIfWorthwhile(into: table, columns: columns, expectedRows: expectedRows, nextRow: nextRow)
-            }
+        return try inOpenTransactionOrOwn { conn in
+            try conn.copyRows(into: table, columns: columns, generatedIdColumn: nil, rowCount: nil, nextRow: nextRow).rowCount
         }
-        return try copyRows(into: table, columns: columns, generatedIdColumn: nil, rowCount: nil, nextRow: nextRow).rowCount
     }
 
     /// Takes `count` values from the sequence behind `column` of `table` (an identity or
